@@ -1,0 +1,216 @@
+import CALSA
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// An open ALSA PCM: one direction of one device.
+///
+/// Owns its `snd_pcm_t` exactly once and closes it when it goes away. Reads and
+/// writes recover from xruns (`snd_pcm_recover`), count them in ``xrunCount``,
+/// and never fail because of one. They do not allocate, so they may run on a
+/// real-time I/O thread.
+///
+/// Thread safety: not thread-safe; use a PCM from one thread at a time (it may be
+/// moved between threads, e.g. opened on a control thread and run on the I/O thread).
+public struct PCM: ~Copyable {
+    private let handle: OpaquePointer
+    /// A configuration tree the PCM was opened from, kept alive as long as the PCM.
+    private let configuration: OpaquePointer?
+    /// The name it was opened by.
+    public let name: String
+    /// Its direction.
+    public let stream: PCMStream
+    /// What the device granted in ``configure(_:)`` (or the request, before that).
+    public private(set) var parameters: PCMParameters
+    /// Underruns (playback) or overruns (capture) recovered since opening.
+    public private(set) var xrunCount = 0
+
+    /// Opens a PCM defined by the system's ALSA configuration (`default`, `pulse`, `hw:0,0`, `plughw:1`, ...).
+    ///
+    /// - Parameter nonBlocking: open with `SND_PCM_NONBLOCK`: reads and writes return what is ready.
+    /// - Throws: ``ALSAError`` with ALSA's message and the name, e.g. for a PCM that does not exist.
+    ///
+    /// The corresponding C function is `snd_pcm_open`.
+    public init(name: String, stream: PCMStream, nonBlocking: Bool = false) throws(ALSAError) {
+        ALSALibrary.silenceErrorOutput()
+        var pcm: OpaquePointer?
+        let r = snd_pcm_open(&pcm, name, stream.cValue, nonBlocking ? SND_PCM_NONBLOCK : 0)
+        guard r >= 0, let pcm else { throw ALSAError(code: r, context: "snd_pcm_open '\(name)' for \(stream.rawValue)") }
+        self.handle = pcm
+        self.configuration = nil
+        self.name = name
+        self.stream = stream
+        self.parameters = PCMParameters()
+    }
+
+    /// Opens PCM `name` defined in `configuration`, ALSA configuration text such as
+    /// `pcm.cap { type file slave.pcm null file "/dev/null" infile "in.raw" format "raw" }`.
+    ///
+    /// This is how tests use the `file` plugin without touching `~/.asoundrc`
+    /// (see ``FilePCMConfiguration``).
+    /// The corresponding C function is `snd_pcm_open_lconf`.
+    public init(name: String, configuration text: String, stream: PCMStream, nonBlocking: Bool = false) throws(ALSAError) {
+        ALSALibrary.silenceErrorOutput()
+        let config = try ALSALibrary.parseConfiguration(text)
+        var pcm: OpaquePointer?
+        let r = snd_pcm_open_lconf(&pcm, name, stream.cValue, nonBlocking ? SND_PCM_NONBLOCK : 0, config)
+        guard r >= 0, let pcm else {
+            snd_config_delete(config)
+            throw ALSAError(code: r, context: "snd_pcm_open_lconf '\(name)' for \(stream.rawValue)")
+        }
+        self.handle = pcm
+        self.configuration = config
+        self.name = name
+        self.stream = stream
+        self.parameters = PCMParameters()
+    }
+
+    deinit {
+        snd_pcm_close(handle)
+        if let configuration { snd_config_delete(configuration) }
+    }
+
+    // MARK: Negotiation
+
+    /// Negotiates hardware and software parameters and prepares the stream.
+    ///
+    /// Rate, channels, period and buffer are set to the nearest values the device
+    /// supports; the granted values are returned and kept in ``parameters``. The
+    /// format must be supported exactly (use a `plug` PCM to convert).
+    ///
+    /// - Parameter startThreshold: frames queued before playback starts by itself
+    ///   (default: the whole buffer, so an engine prefills and then starts); capture starts on the first read.
+    /// The corresponding C functions are `snd_pcm_hw_params_set_*_near`, `snd_pcm_hw_params` and `snd_pcm_sw_params`.
+    @discardableResult
+    public mutating func configure(_ requested: PCMParameters, startThreshold: Int? = nil) throws(ALSAError) -> PCMParameters {
+        let context = "configuring '\(name)' (\(stream.rawValue)) for \(requested)"
+        var hw: OpaquePointer?
+        try alsaCheck(snd_pcm_hw_params_malloc(&hw), context)
+        defer { snd_pcm_hw_params_free(hw) }
+        try alsaCheck(snd_pcm_hw_params_any(handle, hw), "\(context): snd_pcm_hw_params_any")
+        try alsaCheck(snd_pcm_hw_params_set_access(handle, hw, SND_PCM_ACCESS_RW_INTERLEAVED), "\(context): access")
+        try alsaCheck(snd_pcm_hw_params_set_format(handle, hw, requested.format.cValue), "\(context): format \(requested.format.rawValue)")
+        var channels = UInt32(requested.channels)
+        try alsaCheck(snd_pcm_hw_params_set_channels_near(handle, hw, &channels), "\(context): channels")
+        var rate = UInt32(requested.sampleRate)
+        var dir: Int32 = 0
+        try alsaCheck(snd_pcm_hw_params_set_rate_near(handle, hw, &rate, &dir), "\(context): rate")
+        var period = snd_pcm_uframes_t(requested.periodFrames)
+        try alsaCheck(snd_pcm_hw_params_set_period_size_near(handle, hw, &period, &dir), "\(context): period")
+        var buffer = snd_pcm_uframes_t(max(requested.bufferFrames, Int(period) * 2))
+        try alsaCheck(snd_pcm_hw_params_set_buffer_size_near(handle, hw, &buffer), "\(context): buffer")
+        try alsaCheck(snd_pcm_hw_params(handle, hw), "\(context): snd_pcm_hw_params")
+
+        // Read back what was granted: the *_near calls may have moved every value.
+        _ = snd_pcm_hw_params_get_channels(hw, &channels)
+        _ = snd_pcm_hw_params_get_rate(hw, &rate, &dir)
+        _ = snd_pcm_hw_params_get_period_size(hw, &period, &dir)
+        _ = snd_pcm_hw_params_get_buffer_size(hw, &buffer)
+        let granted = PCMParameters(sampleRate: Int(rate), channels: Int(channels), format: requested.format,
+                                    periodFrames: Int(period), bufferFrames: Int(buffer))
+
+        var sw: OpaquePointer?
+        try alsaCheck(snd_pcm_sw_params_malloc(&sw), context)
+        defer { snd_pcm_sw_params_free(sw) }
+        try alsaCheck(snd_pcm_sw_params_current(handle, sw), "\(context): sw params")
+        try alsaCheck(snd_pcm_sw_params_set_avail_min(handle, sw, period), "\(context): avail_min")
+        let threshold = startThreshold ?? (stream == .playback ? Int(buffer) : 1)
+        try alsaCheck(snd_pcm_sw_params_set_start_threshold(handle, sw, snd_pcm_uframes_t(max(1, threshold))),
+                      "\(context): start threshold")
+        try alsaCheck(snd_pcm_sw_params(handle, sw), "\(context): snd_pcm_sw_params")
+        try alsaCheck(snd_pcm_prepare(handle), "\(context): snd_pcm_prepare")
+        parameters = granted
+        return granted
+    }
+
+    // MARK: Transfer
+
+    /// Reads `frames` interleaved frames into `buffer`, blocking until they are all read
+    /// (or, when opened non-blocking, until no more are ready).
+    ///
+    /// Overruns are recovered and counted, never thrown.
+    /// - Returns: frames read (`frames` in blocking mode).
+    /// The corresponding C function is `snd_pcm_readi`.
+    public mutating func read(into buffer: UnsafeMutableRawBufferPointer, frames: Int) throws(ALSAError) -> Int {
+        precondition(stream == .capture, "read on a playback PCM")
+        precondition(frames * parameters.bytesPerFrame <= buffer.count, "buffer too small for \(frames) frames")
+        let pcm = handle, frameBytes = parameters.bytesPerFrame
+        return try transfer(frames) { offset, count in
+            snd_pcm_readi(pcm, buffer.baseAddress! + offset * frameBytes, snd_pcm_uframes_t(count))
+        }
+    }
+
+    /// Writes `frames` interleaved frames from `buffer`, blocking until they are all queued
+    /// (or, when opened non-blocking, until the buffer is full).
+    ///
+    /// Underruns are recovered and counted, never thrown.
+    /// - Returns: frames written (`frames` in blocking mode).
+    /// The corresponding C function is `snd_pcm_writei`.
+    public mutating func write(_ buffer: UnsafeRawBufferPointer, frames: Int) throws(ALSAError) -> Int {
+        precondition(stream == .playback, "write on a capture PCM")
+        precondition(frames * parameters.bytesPerFrame <= buffer.count, "buffer holds fewer than \(frames) frames")
+        let pcm = handle, frameBytes = parameters.bytesPerFrame
+        return try transfer(frames) { offset, count in
+            snd_pcm_writei(pcm, buffer.baseAddress! + offset * frameBytes, snd_pcm_uframes_t(count))
+        }
+    }
+
+    private mutating func transfer(_ frames: Int, _ io: (Int, Int) -> Int) throws(ALSAError) -> Int {
+        var done = 0
+        while done < frames {
+            let n = io(done, frames - done)
+            if n >= 0 {
+                done += n
+                continue
+            }
+            let code = Int32(truncatingIfNeeded: n)
+            if code == -EAGAIN { break }
+            if code == -EPIPE || code == -ESTRPIPE { xrunCount += 1 }
+            // Recovers xruns (-EPIPE), suspends (-ESTRPIPE) and interrupted calls (-EINTR); anything else is real.
+            let r = snd_pcm_recover(handle, code, 1)
+            if r < 0 { throw ALSAError(code: code, context: "\(stream == .capture ? "snd_pcm_readi" : "snd_pcm_writei") '\(name)'") }
+        }
+        return done
+    }
+
+    // MARK: Timing
+
+    /// Frames between now and when a frame written now is heard (playback), or
+    /// since the oldest unread frame was captured (capture).
+    /// The corresponding C function is `snd_pcm_delay`.
+    public func delay() throws(ALSAError) -> Int {
+        var frames: snd_pcm_sframes_t = 0
+        try alsaCheck(snd_pcm_delay(handle, &frames), "snd_pcm_delay '\(name)'")
+        return frames
+    }
+
+    /// Frames ready to read (capture) or free to write (playback).
+    /// The corresponding C function is `snd_pcm_avail`.
+    public func available() throws(ALSAError) -> Int {
+        let n = snd_pcm_avail(handle)
+        try alsaCheck(n, "snd_pcm_avail '\(name)'")
+        return n
+    }
+
+    // MARK: State
+
+    /// Prepares the stream for I/O (after ``drop()``). The corresponding C function is `snd_pcm_prepare`.
+    public func prepare() throws(ALSAError) { try alsaCheck(snd_pcm_prepare(handle), "snd_pcm_prepare '\(name)'") }
+
+    /// Starts the stream now. The corresponding C function is `snd_pcm_start`.
+    public func start() throws(ALSAError) { try alsaCheck(snd_pcm_start(handle), "snd_pcm_start '\(name)'") }
+
+    /// Stops at once, discarding pending frames. The corresponding C function is `snd_pcm_drop`.
+    public func drop() throws(ALSAError) { try alsaCheck(snd_pcm_drop(handle), "snd_pcm_drop '\(name)'") }
+
+    /// Stops after pending playback frames are played. The corresponding C function is `snd_pcm_drain`.
+    public func drain() throws(ALSAError) { try alsaCheck(snd_pcm_drain(handle), "snd_pcm_drain '\(name)'") }
+
+    /// Whether the stream is running (started and not stopped by an xrun).
+    public var isRunning: Bool { snd_pcm_state(handle) == SND_PCM_STATE_RUNNING }
+}
+
+// A PCM may be handed to the I/O thread: it is non-copyable, so one owner uses the handle at a time.
+extension PCM: @unchecked Sendable {}

@@ -1,0 +1,41 @@
+/// Where one signal best matches another, and how well.
+///
+/// Thread safety: a value type; safe to use from any thread.
+public struct Alignment: Sendable, Equatable {
+    /// Samples by which `test` lags `reference` (positive: `test` is later).
+    public var lag: Int
+    /// Pearson correlation of the overlapping parts at that lag, in [-1, 1].
+    public var correlation: Double
+
+    public init(lag: Int, correlation: Double) {
+        self.lag = lag
+        self.correlation = correlation
+    }
+
+    /// Finds the lag in `-maxLag...maxLag` that maximises the cross-correlation
+    /// of `reference` and `test`, and the correlation coefficient there.
+    public static func find(reference: [Float], test: [Float], maxLag: Int) -> Alignment {
+        let xcorr = Convolution.crossCorrelation(reference, test, maxLag: maxLag)
+        var best = 0
+        for i in xcorr.indices where xcorr[i] > xcorr[best] { best = i }
+        let lag = best - maxLag
+        return Alignment(lag: lag, correlation: correlation(reference, test, lag: lag))
+    }
+
+    /// Pearson correlation of `reference[n]` with `test[n + lag]` over their overlap.
+    public static func correlation(_ reference: [Float], _ test: [Float], lag: Int) -> Double {
+        let start = max(0, -lag)
+        let end = min(reference.count, test.count - lag)
+        guard end - start > 1 else { return 0 }
+        var sa = 0.0, sb = 0.0, saa = 0.0, sbb = 0.0, sab = 0.0
+        for n in start..<end {
+            let a = Double(reference[n]), b = Double(test[n + lag])
+            sa += a; sb += b; saa += a * a; sbb += b * b; sab += a * b
+        }
+        let count = Double(end - start)
+        let cov = sab - sa * sb / count
+        let va = saa - sa * sa / count, vb = sbb - sb * sb / count
+        guard va > 0, vb > 0 else { return 0 }
+        return cov / (va * vb).squareRoot()
+    }
+}

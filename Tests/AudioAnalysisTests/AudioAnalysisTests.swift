@@ -1,0 +1,64 @@
+import AudioAnalysis
+import Testing
+
+@Suite("Signal analysis")
+struct AudioAnalysisTests {
+    @Test("FFT convolution equals direct convolution")
+    func convolutionMatchesDirect() {
+        let x = Tone.noise(count: 300, rms: 0.3, seed: 1)
+        let h = Tone.noise(count: 37, rms: 0.3, seed: 2)
+        let fast = Convolution.filter(x, with: h)
+        for n in [0, 1, 36, 37, 150, 299] {
+            var direct: Float = 0
+            for k in 0...min(n, h.count - 1) { direct += h[k] * x[n - k] }
+            #expect(abs(fast[n] - direct) < 1e-4)
+        }
+    }
+
+    @Test("Alignment finds an injected delay and full correlation", arguments: [-250, -3, 0, 1, 97, 480])
+    func alignmentFindsLag(lag: Int) {
+        let x = Tone.noise(count: 8000, rms: 0.2, seed: 3)
+        let y: [Float] = lag >= 0 ? [Float](repeating: 0, count: lag) + x : Array(x.dropFirst(-lag))
+        let found = Alignment.find(reference: x, test: y, maxLag: 600)
+        #expect(found.lag == lag)
+        #expect(found.correlation > 0.999)
+    }
+
+    @Test("Unrelated noise does not correlate")
+    func unrelatedNoise() {
+        let a = Tone.noise(count: 16000, rms: 0.2, seed: 4)
+        let b = Tone.noise(count: 16000, rms: 0.2, seed: 5)
+        #expect(abs(Alignment.correlation(a, b, lag: 0)) < 0.05)
+    }
+
+    @Test("ERLE of a residual 100 times weaker in amplitude is 40 dB")
+    func erle() {
+        let echo = Tone.noise(count: 1000, rms: 0.1, seed: 6)
+        let residual = echo.map { $0 / 100 }
+        #expect(abs(Levels.erle(echo: echo, residual: residual) - 40) < 1e-6)
+    }
+
+    @Test("A decaying-noise impulse response starts after its delay and falls 60 dB over RT60")
+    func impulseResponseDecay() {
+        let ir = ImpulseResponse.decayingNoise(sampleRate: 16000, rt60: 0.3, delay: 0.005, length: 0.6, seed: 7)
+        #expect(ir.prefix(80).allSatisfy { $0 == 0 })
+        #expect(ir[80] == 1)
+        let early = Levels.energy(ir[81..<(81 + 800)])
+        let late = Levels.energy(ir[(80 + 4800)..<(80 + 5600)])  // 0.3 s later: 60 dB down in energy
+        #expect(abs(Levels.decibels(power: early / late) - 60) < 3)
+    }
+
+    @Test("The seeded generator repeats for equal seeds")
+    func seededRandomRepeats() {
+        var a = SeededRandom(seed: 42), b = SeededRandom(seed: 42), c = SeededRandom(seed: 43)
+        let sa = (0..<5).map { _ in a.next() }
+        #expect(sa == (0..<5).map { _ in b.next() })
+        #expect(sa != (0..<5).map { _ in c.next() })
+    }
+
+    @Test("Dominant frequency of a sine is found within 5 Hz")
+    func dominantFrequency() {
+        let tone = Tone.sine(frequency: 1234, sampleRate: 16000, seconds: 0.5)
+        #expect(abs(Tone.dominantFrequency(tone, sampleRate: 16000) - 1234) < 5)
+    }
+}

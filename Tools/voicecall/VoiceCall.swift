@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct VoiceCall: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "voicecall",
+        abstract: "CallAudio's command-line call tool.",
+        subcommands: []
+    )
+}
