@@ -5,6 +5,6 @@ struct VoiceCall: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "voicecall",
         abstract: "CallAudio's command-line call tool.",
-        subcommands: []
+        subcommands: [PipelineCommand.self, DevicesCommand.self]
     )
 }

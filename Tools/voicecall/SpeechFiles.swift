@@ -1,0 +1,24 @@
+import ArgumentParser
+import SpeexDSP
+import WAV
+
+/// Loads speech for the tool: the caller's file, or the project's shipped fixtures by default.
+enum SpeechFiles {
+    /// Where the fixtures live, relative to the repository root the README runs from.
+    static let fixtureDirectory = "Tests/Fixtures/speech"
+    static let defaultNear = "\(fixtureDirectory)/en_f_congrats_16k.wav"
+    static let defaultFar = "\(fixtureDirectory)/fr_f_congrats_16k.wav"
+
+    /// Reads `path` as mono at `sampleRate`, resampling when the file's rate differs.
+    static func load(_ path: String, sampleRate: Int) throws -> [Float] {
+        let audio: WAVAudio
+        do {
+            audio = try WAV.read(path)
+        } catch {
+            throw ValidationError("\(error)\n(run from the repository root, or pass the speech files explicitly)")
+        }
+        guard audio.sampleRate != sampleRate else { return audio.mono }
+        let resampler = try SpeexResampler(inputRate: audio.sampleRate, outputRate: sampleRate, quality: 8)
+        return resampler.resampleAll(audio.mono)
+    }
+}
