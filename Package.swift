@@ -8,6 +8,8 @@ import Foundation
 /// `CALLAUDIO_WERROR=1` (set by `Tools/test` and CI) turns every warning into an error.
 let warningsAsErrors = ProcessInfo.processInfo.environment["CALLAUDIO_WERROR"] == "1"
 
+let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+
 let package = Package(
     name: "CallAudio",
     products: [
@@ -41,26 +43,50 @@ let package = Package(
         .target(name: "AudioAnalysis"),
 
         // Policy: pure Swift, no C, no I/O.
-        .target(name: "AudioSession", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        .target(name: "AudioSession", dependencies: [logging]),
+
+        // Acoustics of a simulated room: impulse responses, echo paths, drift (pure Swift).
+        .target(name: "RoomAcoustics", dependencies: ["AudioAnalysis", "SpeexDSP"]),
+        // Full-duplex ALSA I/O thread, rings, devices and routes, the simulated room device.
+        .target(name: "AudioIO", dependencies: ["ALSA", "AudioSession", "WAV", "AudioAnalysis", "RoomAcoustics", logging]),
+        // Echo cancellation with aligned reference, noise suppression, AGC, VAD.
+        .target(name: "VoiceProcessing", dependencies: ["SpeexDSP", "AudioAnalysis", logging]),
+        // RTP/RTCP, Opus payload, jitter buffer, SDP, UDP.
+        .target(name: "RTP", dependencies: ["Opus", logging]),
 
         // Executables.
         .executableTarget(
             name: "voicecall",
             dependencies: [
-                "ALSA", "Opus", "SpeexDSP", "WAV", "AudioAnalysis",
+                "ALSA", "Opus", "SpeexDSP", "WAV", "AudioAnalysis", "RTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/voicecall"
         ),
+        .executableTarget(
+            name: "aecbench",
+            dependencies: [
+                "VoiceProcessing", "RoomAcoustics", "SpeexDSP", "WAV", "AudioAnalysis",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/aecbench"
+        ),
+
+        // Counts heap allocations per thread (a malloc interposer): linked only into tests and benchmarks.
+        .target(name: "CAllocationCounter", path: "Sources/CAllocationCounter"),
 
         // Tests: one target per module.
-        .target(name: "TestSupport", dependencies: ["WAV", "AudioAnalysis"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["WAV", "AudioAnalysis", "CAllocationCounter"], path: "Tests/TestSupport"),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "TestSupport"]),
         .testTarget(name: "OpusTests", dependencies: ["Opus", "WAV", "TestSupport"]),
         .testTarget(name: "SpeexDSPTests", dependencies: ["SpeexDSP", "WAV", "TestSupport"]),
         .testTarget(name: "WAVTests", dependencies: ["WAV", "TestSupport"]),
         .testTarget(name: "AudioAnalysisTests", dependencies: ["AudioAnalysis", "TestSupport"]),
         .testTarget(name: "AudioSessionTests", dependencies: ["AudioSession"]),
+        .testTarget(name: "RoomAcousticsTests", dependencies: ["RoomAcoustics", "TestSupport"]),
+        .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TestSupport"]),
+        .testTarget(name: "VoiceProcessingTests", dependencies: ["VoiceProcessing", "RoomAcoustics", "TestSupport"]),
+        .testTarget(name: "RTPTests", dependencies: ["RTP", "Opus", "TestSupport"]),
     ]
 )
 

@@ -1,0 +1,174 @@
+public import ALSA
+
+/// Where an ALSA PCM comes from: a name in the system's configuration, or
+/// configuration text of its own (for example the `file` plugin in tests).
+///
+/// Thread safety: a value type; safe to use from any thread.
+public enum PCMSource: Sendable, Equatable, CustomStringConvertible {
+    /// A PCM the system's ALSA configuration defines: `default`, `pulse`, `hw:0,0`, `plughw:1`, ...
+    case named(String)
+    /// PCM `name` defined by `configuration` text (`pcm.NAME { ... }`).
+    case configuration(name: String, text: String)
+
+    /// A `file`-plugin PCM (see ``ALSA/FilePCMConfiguration``).
+    public static func file(_ config: FilePCMConfiguration) -> PCMSource { .configuration(name: config.name, text: config.text) }
+
+    public var name: String {
+        switch self {
+        case let .named(name), let .configuration(name, _): name
+        }
+    }
+
+    public var description: String { name }
+
+    func open(_ stream: PCMStream) throws(IOError) -> PCM {
+        do {
+            switch self {
+            case let .named(name): return try PCM(name: name, stream: stream)
+            case let .configuration(name, text): return try PCM(name: name, configuration: text, stream: stream)
+            }
+        } catch {
+            if error == .noSuchDevice {
+                throw .noSuchPCM(name: name, available: ALSALibrary.pcmDevices().filter { $0.streams.contains(stream) }.map(\.name))
+            }
+            throw IOError(error)
+        }
+    }
+}
+
+extension IOError {
+    init(_ error: ALSAError) { self = .alsa(code: error.code, message: error.message, context: error.context) }
+}
+
+/// A full-duplex device made of an ALSA capture PCM and an ALSA playback PCM
+/// (the same device or two), negotiated to one rate and period.
+///
+/// Audio is mono 16-bit towards the engine; a device that grants only two
+/// channels is mixed down (capture) and duplicated (playback) here.
+///
+/// Thread safety: create on a control thread; then only the I/O engine's thread
+/// calls its ``DuplexDevice`` methods. ``xrunCount`` may be read from any thread.
+public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
+    // @unchecked: the PCMs are used by one thread at a time (the creator, then the I/O thread);
+    // the xrun count other threads read is an atomic snapshot.
+    private var capture: PCM
+    private var playback: PCM
+    private let captureChannels: Int
+    private let playbackChannels: Int
+    private let scratch: UnsafeMutableBufferPointer<Int16>
+    private let silence: UnsafeMutableBufferPointer<Int16>
+    private let prefillPeriods: Int
+    private let xruns = AtomicCounter()
+
+    public let name: String
+    public let format: IOFormat
+    /// The capture PCM's granted parameters.
+    public let captureParameters: PCMParameters
+    /// The playback PCM's granted parameters.
+    public let playbackParameters: PCMParameters
+
+    /// Opens and configures both PCMs.
+    ///
+    /// - Parameters:
+    ///   - preferred: the rate, period and buffer asked for; the device may grant others
+    ///     (read them from ``format``), as the session's preferred values are only hints.
+    ///   - prefillPeriods: silent periods queued before playback starts: the playback
+    ///     latency headroom. Default: all but one period of the buffer.
+    /// - Throws: ``IOError/noSuchPCM(name:available:)`` listing the PCMs that exist, or
+    ///   ``IOError/formatMismatch(_:)`` when capture and playback grant different rates or periods.
+    public init(capture captureSource: PCMSource, playback playbackSource: PCMSource, preferred: IOFormat,
+                prefillPeriods: Int? = nil) throws(IOError) {
+        var capture = try captureSource.open(.capture)
+        var playback = try playbackSource.open(.playback)
+        let request = PCMParameters(sampleRate: preferred.sampleRate, channels: 1, format: .int16,
+                                    periodFrames: preferred.periodFrames, bufferFrames: preferred.bufferFrames)
+        let cap: PCMParameters, play: PCMParameters
+        do {
+            cap = try capture.configure(request)
+            play = try playback.configure(request)
+        } catch {
+            throw IOError(error)
+        }
+        guard cap.sampleRate == play.sampleRate, cap.periodFrames == play.periodFrames else {
+            throw .formatMismatch("capture \(cap), playback \(play)")
+        }
+        guard cap.channels <= 2, play.channels <= 2 else {
+            throw .formatMismatch("\(cap.channels) capture / \(play.channels) playback channels (1 or 2 supported)")
+        }
+        self.capture = capture
+        self.playback = playback
+        captureParameters = cap
+        playbackParameters = play
+        captureChannels = cap.channels
+        playbackChannels = play.channels
+        let periods = play.bufferFrames / play.periodFrames
+        self.prefillPeriods = max(1, min(prefillPeriods ?? (periods - 1), periods))
+        format = IOFormat(sampleRate: cap.sampleRate, periodFrames: cap.periodFrames, bufferFrames: play.bufferFrames)
+        name = captureSource.name == playbackSource.name ? captureSource.name : "\(captureSource.name) -> \(playbackSource.name)"
+        scratch = .allocate(capacity: cap.periodFrames * 2)
+        scratch.initialize(repeating: 0)
+        silence = .allocate(capacity: play.periodFrames * play.channels)
+        silence.initialize(repeating: 0)
+    }
+
+    deinit {
+        scratch.deallocate()
+        silence.deallocate()
+    }
+
+    public var xrunCount: Int { xruns.value }
+
+    public func start() throws(IOError) {
+        do {
+            try capture.drop()
+            try playback.drop()
+            try capture.prepare()
+            try playback.prepare()
+            for _ in 0..<prefillPeriods {
+                _ = try playback.write(UnsafeRawBufferPointer(silence), frames: format.periodFrames)
+            }
+            if !playback.isRunning { try playback.start() }
+            try capture.start()
+        } catch {
+            throw IOError(error)
+        }
+    }
+
+    public func readCapture(_ buffer: UnsafeMutableBufferPointer<Int16>) throws(IOError) -> Int {
+        let frames = format.periodFrames
+        do {
+            if captureChannels == 1 {
+                _ = try capture.read(into: UnsafeMutableRawBufferPointer(buffer), frames: frames)
+            } else {
+                _ = try capture.read(into: UnsafeMutableRawBufferPointer(scratch), frames: frames)
+                for i in 0..<frames { buffer[i] = Int16((Int32(scratch[2 * i]) + Int32(scratch[2 * i + 1])) / 2) }
+            }
+        } catch {
+            throw IOError(error)
+        }
+        xruns.set(capture.xrunCount + playback.xrunCount)
+        return (try? capture.delay()) ?? 0
+    }
+
+    public func playbackDelay() -> Int { (try? playback.delay()) ?? 0 }
+
+    public func writePlayback(_ buffer: UnsafeBufferPointer<Int16>) throws(IOError) {
+        let frames = format.periodFrames
+        do {
+            if playbackChannels == 1 {
+                _ = try playback.write(UnsafeRawBufferPointer(buffer), frames: frames)
+            } else {
+                for i in 0..<frames { scratch[2 * i] = buffer[i]; scratch[2 * i + 1] = buffer[i] }
+                _ = try playback.write(UnsafeRawBufferPointer(scratch), frames: frames)
+            }
+        } catch {
+            throw IOError(error)
+        }
+        xruns.set(capture.xrunCount + playback.xrunCount)
+    }
+
+    public func stop() {
+        try? capture.drop()
+        try? playback.drop()
+    }
+}

@@ -1,0 +1,250 @@
+public import Logging
+import Synchronization
+
+/// The full-duplex I/O engine: one thread that, every period, reads one capture
+/// period from a ``DuplexDevice``, calls the processing callback with it and a
+/// playback buffer to fill, and writes that playback period: lockstep, like a
+/// voice-processing I/O unit.
+///
+/// The I/O thread runs at real-time priority when the system allows it (the log
+/// says which). On that thread the engine does not allocate, lock, log or touch
+/// Swift concurrency: buffers are preallocated, counters are atomics, and the
+/// device is swapped through a one-slot mailbox. The callback must keep to the same rules.
+///
+/// Thread safety: ``start()``, ``stop()`` and ``switchDevice(to:timeout:)`` are called
+/// from one control thread (or serialised by the caller); ``statistics`` may be read
+/// from any thread. The callback runs on the I/O thread only.
+public final class AudioIOEngine: @unchecked Sendable {
+    // @unchecked: mutable state is either touched only by the control thread
+    // (`thread`, `device` between runs) or shared through the atomics below.
+
+    /// Called once per period on the I/O thread.
+    public typealias Callback = @Sendable (IOCycle) -> Void
+
+    private let callback: Callback
+    private let logger: Logger
+    private let realtimePriority: Int32?
+    private var device: any DuplexDevice
+    private var thread: RealtimeThread?
+
+    private let capture: UnsafeMutableBufferPointer<Int16>
+    private let playback: UnsafeMutableBufferPointer<Int16>
+    private let maxPeriodFrames: Int
+
+    private let stopRequested = Atomic<Bool>(false)
+    private let running = Atomic<Bool>(false)
+    private let mailbox = Atomic<UInt>(0)       // a retained DeviceBox waiting for the I/O thread, or 0
+    private let retired = Atomic<UInt>(0)       // the box the I/O thread let go of, for the control thread to release
+    private let periods = AtomicCounter()
+    private let xruns = AtomicCounter()
+    private let switches = AtomicCounter()
+    private let lastGapNanoseconds = AtomicCounter()
+    private let failureFlag = Atomic<Bool>(false)
+    private var failure: IOError?
+    private var currentFormat: IOFormat
+
+    /// Creates an engine for `device`.
+    ///
+    /// - Parameters:
+    ///   - maxPeriodFrames: the largest period any device this engine will switch to may have
+    ///     (buffers are allocated once, here). Default: the device's period, or 4096 if larger.
+    ///   - realtimePriority: the `SCHED_FIFO` priority to ask for, or nil for normal scheduling.
+    public init(device: any DuplexDevice, maxPeriodFrames: Int? = nil, realtimePriority: Int32? = 10,
+                logger: Logger = Logger(label: "callaudio.audioio"), callback: @escaping Callback) {
+        self.device = device
+        self.callback = callback
+        self.logger = logger
+        self.realtimePriority = realtimePriority
+        self.maxPeriodFrames = max(maxPeriodFrames ?? 4096, device.format.periodFrames)
+        capture = .allocate(capacity: self.maxPeriodFrames)
+        capture.initialize(repeating: 0)
+        playback = .allocate(capacity: self.maxPeriodFrames)
+        playback.initialize(repeating: 0)
+        currentFormat = device.format
+    }
+
+    deinit {
+        stop()
+        capture.deallocate()
+        playback.deallocate()
+    }
+
+    /// The format of the device in use.
+    public var format: IOFormat { currentFormat }
+
+    /// Whether the I/O thread is running.
+    public var isRunning: Bool { running.load(ordering: .acquiring) }
+
+    /// Starts the I/O thread. Returns once the thread runs; device errors surface in
+    /// ``statistics`` (`failed`) and ``lastError``.
+    public func start() throws(IOError) {
+        guard thread == nil else { throw .invalidState("already running") }
+        stopRequested.store(false, ordering: .relaxed)
+        failureFlag.store(false, ordering: .relaxed)
+        failure = nil
+        running.store(true, ordering: .releasing)
+        let box = DeviceBox(device)
+        let t = try RealtimeThread(priority: realtimePriority) { [self] in self.run(box) }
+        if let realtimePriority {
+            if t.priorityGranted {
+                logger.info("I/O thread running at real-time priority SCHED_FIFO \(realtimePriority)")
+            } else {
+                logger.notice("I/O thread at normal priority: SCHED_FIFO \(realtimePriority) not permitted (needs CAP_SYS_NICE or an rtprio limit)")
+            }
+        }
+        thread = consume t
+    }
+
+    /// Stops the I/O thread and the device, and waits for the thread to end. Idempotent.
+    public func stop() {
+        guard let t = thread.take() else { return }
+        stopRequested.store(true, ordering: .releasing)
+        t.join()
+        releaseRetired()
+        if let pending = takeBox(mailbox) { device = pending.device }  // a switch that never ran
+    }
+
+    /// The error that stopped the I/O thread, if one did (read after ``stop()``).
+    public var lastError: IOError? { failureFlag.load(ordering: .acquiring) ? failure : nil }
+
+    /// Moves the running stream to `newDevice` at the next period boundary, without
+    /// ending the stream, and waits until the I/O thread has done it.
+    ///
+    /// `newDevice` must be opened and configured (off the I/O thread) with a period no
+    /// larger than the engine's `maxPeriodFrames`. The old device is stopped on the I/O
+    /// thread and released here.
+    /// - Returns: the gap in the stream, in seconds: the time between the last period of the
+    ///   old device and the first of the new one, beyond one period.
+    @discardableResult
+    public func switchDevice(to newDevice: any DuplexDevice, timeout: Duration = .seconds(2)) throws(IOError) -> Double {
+        guard newDevice.format.periodFrames <= maxPeriodFrames else {
+            throw .formatMismatch("period \(newDevice.format.periodFrames) exceeds the engine's \(maxPeriodFrames)")
+        }
+        guard isRunning else {
+            device = newDevice
+            currentFormat = newDevice.format
+            return 0
+        }
+        let before = switches.value
+        let box = Unmanaged.passRetained(DeviceBox(newDevice))
+        if let stale = takeBox(mailbox) { _ = stale }
+        mailbox.store(UInt(bitPattern: box.toOpaque()), ordering: .releasing)
+        let deadline = ContinuousClock.now + timeout
+        while switches.value == before {
+            guard isRunning, ContinuousClock.now < deadline else {
+                throw .invalidState("the I/O thread did not take the new device within \(timeout)")
+            }
+            usleepMicroseconds(500)
+        }
+        releaseRetired()
+        device = newDevice
+        currentFormat = newDevice.format
+        return Double(lastGapNanoseconds.value) / 1e9
+    }
+
+    /// Counters since ``start()``.
+    public var statistics: IOStatistics {
+        IOStatistics(periods: periods.value, xruns: xruns.value, deviceSwitches: switches.value,
+                     lastSwitchGapSeconds: Double(lastGapNanoseconds.value) / 1e9,
+                     failed: failureFlag.load(ordering: .acquiring))
+    }
+
+    // MARK: The I/O thread
+
+    private func run(_ initial: DeviceBox) {
+        var box = initial
+        var device = box.device
+        var format = device.format
+        var lastRead: UInt64 = 0
+        var xrunBase = 0
+        var tracker = DelayTracker(capacity: max(1, Int(1 / format.periodDuration)))
+        defer {
+            device.stop()
+            running.store(false, ordering: .releasing)
+        }
+        do {
+            try device.start()
+            while !stopRequested.load(ordering: .acquiring) {
+                if let next = takeBox(mailbox) {
+                    // Switch devices between two periods; the old box is handed back for release.
+                    device.stop()
+                    xrunBase += device.xrunCount
+                    retired.store(UInt(bitPattern: Unmanaged.passRetained(box).toOpaque()), ordering: .releasing)
+                    box = next
+                    device = next.device
+                    format = device.format
+                    tracker.reset()
+                    try device.start()
+                    let captureDelay = try device.readCapture(UnsafeMutableBufferPointer(rebasing: capture[0..<format.periodFrames]))
+                    let now = monotonicNanoseconds()
+                    let period = UInt64(format.periodDuration * 1e9)
+                    lastGapNanoseconds.set(Int(now &- lastRead > period ? now &- lastRead &- period : 0))
+                    switches.add(1)
+                    try cycle(device, format, captureDelay: captureDelay, now: now, xrunBase: xrunBase, tracker: &tracker)
+                    lastRead = now
+                    continue
+                }
+                let captureDelay = try device.readCapture(UnsafeMutableBufferPointer(rebasing: capture[0..<format.periodFrames]))
+                lastRead = monotonicNanoseconds()
+                try cycle(device, format, captureDelay: captureDelay, now: lastRead, xrunBase: xrunBase, tracker: &tracker)
+            }
+        } catch {
+            failure = error
+            failureFlag.store(true, ordering: .releasing)
+        }
+    }
+
+    /// One period after its capture was read: timing, callback, playback write.
+    @inline(__always)
+    private func cycle(_ device: any DuplexDevice, _ format: IOFormat, captureDelay: Int, now: UInt64, xrunBase: Int,
+                       tracker: inout DelayTracker) throws(IOError) {
+        let frames = format.periodFrames
+        let out = UnsafeMutableBufferPointer(rebasing: playback[0..<frames])
+        let xrunsNow = xrunBase + device.xrunCount
+        if xrunsNow != xruns.value { tracker.reset() }  // an xrun moves the round trip
+        let playbackDelay = device.playbackDelay()
+        let roundTrip = tracker.add(frames + playbackDelay + captureDelay)
+        let timing = IOTiming(periodIndex: periods.value, playbackDelayFrames: playbackDelay,
+                              captureDelayFrames: captureDelay, roundTripFrames: roundTrip,
+                              hostTimeNanoseconds: now, xruns: xrunsNow)
+        callback(IOCycle(capture: UnsafeMutableBufferPointer(rebasing: capture[0..<frames]), playback: out, timing: timing))
+        try device.writePlayback(UnsafeBufferPointer(out))
+        xruns.set(xrunBase + device.xrunCount)
+        periods.add(1)
+    }
+
+    // MARK: Mailbox plumbing
+
+    private func takeBox(_ slot: borrowing Atomic<UInt>) -> DeviceBox? {
+        let bits = slot.exchange(0, ordering: .acquiringAndReleasing)
+        guard bits != 0, let raw = UnsafeMutableRawPointer(bitPattern: bits) else { return nil }
+        return Unmanaged<DeviceBox>.fromOpaque(raw).takeRetainedValue()
+    }
+
+    private func releaseRetired() {
+        _ = takeBox(retired)
+    }
+}
+
+/// Counters of an ``AudioIOEngine``.
+///
+/// Thread safety: a value type; safe to use from any thread.
+public struct IOStatistics: Sendable, Equatable {
+    /// Periods processed.
+    public var periods: Int
+    /// Xruns recovered (capture and playback).
+    public var xruns: Int
+    /// Device switches done while running.
+    public var deviceSwitches: Int
+    /// The stream gap of the last switch, in seconds.
+    public var lastSwitchGapSeconds: Double
+    /// Whether a device error stopped the I/O thread (see ``AudioIOEngine/lastError``).
+    public var failed: Bool
+}
+
+/// A class wrapper so a device can travel through an atomic pointer slot.
+private final class DeviceBox: @unchecked Sendable {
+    // @unchecked: a box is handed between threads through the engine's atomic slots, one owner at a time.
+    let device: any DuplexDevice
+    init(_ device: any DuplexDevice) { self.device = device }
+}

@@ -1,0 +1,136 @@
+import ALSA
+@testable import AudioIO
+import AudioAnalysis
+import Foundation
+import Testing
+import TestSupport
+
+@Suite("Full-duplex engine on file-backed ALSA PCMs")
+struct FileDuplexTests {
+    static let rate = 48000, period = 960
+
+    /// Writes `samples` as a raw 16-bit file.
+    static func writeRaw(_ samples: [Int16], to path: String) throws {
+        try samples.withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: path)) }
+    }
+
+    static func readRaw(_ path: String) throws -> [Int16] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        return data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+    }
+
+    static func device(_ dir: TemporaryDirectory, _ tag: String) throws -> ALSADuplexDevice {
+        try ALSADuplexDevice(
+            capture: .file(FilePCMConfiguration(name: "cap\(tag)", inputFile: dir.file("in\(tag).raw"))),
+            playback: .file(FilePCMConfiguration(name: "play\(tag)", outputFile: dir.file("out\(tag).raw"))),
+            preferred: IOFormat(sampleRate: rate, periodFrames: period, bufferFrames: period * 4))
+    }
+
+    /// Runs the engine until the recorder has seen `periods` periods.
+    static func run(_ engine: AudioIOEngine, _ recorder: CallbackRecorder, periods: Int) async throws {
+        try engine.start()
+        let deadline = ContinuousClock.now + .seconds(30)
+        while recorder.periods < periods, engine.isRunning, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        engine.stop()
+    }
+
+    @Test("10 s of capture reach the callback and its output reaches the playback file, byte-exact, faster than real time, without allocating")
+    func byteExactDuplex() async throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let input = Tone.noise(count: Self.rate * 10, rms: 0.2, seed: 21).map(WAVSample.int16)
+        try Self.writeRaw(input, to: dir.file("inA.raw"))
+        let device = try Self.device(dir, "A")
+        #expect(device.format == IOFormat(sampleRate: Self.rate, periodFrames: Self.period, bufferFrames: Self.period * 4))
+        // The callback's output is the bitwise complement of its input: distinct, and checkable.
+        let recorder = CallbackRecorder(seconds: 10, sampleRate: Self.rate, periodFrames: Self.period) { capture, playback, _ in
+            for i in 0..<capture.count { playback[i] = ~capture[i] }
+        }
+        let engine = AudioIOEngine(device: device, realtimePriority: nil) { recorder.process($0) }
+        let started = ContinuousClock.now
+        try await Self.run(engine, recorder, periods: input.count / Self.period)
+        let elapsed = started.duration(to: .now)
+
+        #expect(engine.lastError == nil)
+        // File devices are not paced, so the engine may run a few periods past the input
+        // (capture then reads silence) before the test stops it: compare the first 10 s.
+        let seen = Array(recorder.capturedArray.prefix(input.count))
+        let played = Array(recorder.playedArray.prefix(input.count))
+        #expect(firstDifference(seen, input) == nil)
+        #expect(firstDifference(played, input.map { ~$0 }) == nil)
+        let file = try Self.readRaw(dir.file("outA.raw"))
+        let prefill = Self.period * 3  // three silent periods queued before playback started
+        #expect(file.prefix(prefill).allSatisfy { $0 == 0 })
+        #expect(firstDifference(Array(file.dropFirst(prefill).prefix(input.count)), played) == nil)
+        #expect(elapsed < .seconds(5), "10 s of audio took \(elapsed)")
+        #expect(engine.statistics.xruns == 0)
+        #expect(AllocationCounter.isActive)
+        #expect(recorder.allocationsAfterWarmUp == 0, "the I/O thread allocated \(recorder.allocationsAfterWarmUp) times")
+    }
+
+    @Test("Switching the running stream to another device loses no period and reports the gap")
+    func switchesDevicesMidStream() async throws {
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        // A is long enough that the switch lands inside it however fast the unpaced engine runs.
+        let a = Tone.noise(count: Self.rate * 20, rms: 0.2, seed: 22).map(WAVSample.int16)
+        let b = Tone.noise(count: Self.rate * 2, rms: 0.2, seed: 23).map(WAVSample.int16)
+        try Self.writeRaw(a, to: dir.file("inA.raw"))
+        try Self.writeRaw(b, to: dir.file("inB.raw"))
+        let recorder = CallbackRecorder(seconds: 30, sampleRate: Self.rate, periodFrames: Self.period) { capture, playback, _ in
+            playback.update(fromContentsOf: capture)
+        }
+        // Paced by the test: the file devices return at once, so the switch lands wherever the
+        // I/O thread is; what matters is that the stream continues from B's first frame.
+        let engine = AudioIOEngine(device: try Self.device(dir, "A"), realtimePriority: nil) { recorder.process($0) }
+        try engine.start()
+        while recorder.periods < 20 { try await Task.sleep(for: .milliseconds(1)) }
+        let gap = try engine.switchDevice(to: try Self.device(dir, "B"))
+        let switchedAfter = recorder.periods
+        while recorder.periods < switchedAfter + 50, engine.isRunning { try await Task.sleep(for: .milliseconds(1)) }
+        engine.stop()
+
+        #expect(engine.lastError == nil)
+        #expect(engine.statistics.deviceSwitches == 1)
+        #expect(gap < 2 * 0.020)
+        // Capture: a prefix of A, then B from its start, with nothing lost in between.
+        let seen = recorder.capturedArray
+        guard let switchAt = (0..<(seen.count / Self.period)).first(where: { seen[$0 * Self.period] == b[0] && Array(seen[($0 * Self.period)...].prefix(Self.period)) == Array(b.prefix(Self.period)) }) else {
+            Issue.record("B's first period never reached the callback")
+            return
+        }
+        let split = switchAt * Self.period
+        #expect(split < a.count, "the switch happened after A ran out")
+        #expect(firstDifference(Array(seen[0..<split]), Array(a.prefix(split))) == nil)
+        #expect(firstDifference(Array(seen[split...].prefix(b.count)), Array(b.prefix(seen.count - split))) == nil)
+    }
+
+    @Test("A PCM that does not exist gives a typed error listing the PCMs that do")
+    func missingPCMListsAvailable() {
+        let error = #expect(throws: IOError.self) {
+            _ = try ALSADuplexDevice(capture: .named("callaudio_missing"), playback: .named("null"),
+                                     preferred: IOFormat(sampleRate: 48000, periodFrames: 960, bufferFrames: 3840))
+        }
+        guard case let .noSuchPCM(name, available)? = error else {
+            Issue.record("expected noSuchPCM, got \(String(describing: error))")
+            return
+        }
+        #expect(name == "callaudio_missing")
+        #expect(available.contains("null"))
+        #expect(error?.description.contains("available: ") == true)
+    }
+}
+
+/// Where two sample arrays first differ, described briefly (nil when equal), so a failure
+/// prints one line rather than both arrays.
+func firstDifference(_ a: [Int16], _ b: [Int16]) -> String? {
+    if let i = (0..<min(a.count, b.count)).first(where: { a[$0] != b[$0] }) { return "index \(i): \(a[i]) vs \(b[i])" }
+    return a.count == b.count ? nil : "lengths \(a.count) vs \(b.count)"
+}
+
+/// 16-bit conversion shared by these tests.
+enum WAVSample {
+    static func int16(_ x: Float) -> Int16 { Int16(max(-32768, min(32767, (x * 32768).rounded()))) }
+}
