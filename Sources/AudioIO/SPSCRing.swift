@@ -59,10 +59,10 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
         guard n > 0 else { return 0 }
         let start = Int(w & mask)
         let first = min(n, capacity - start)
-        UnsafeMutableBufferPointer(rebasing: storage[start..<(start + first)])
+        _ = UnsafeMutableBufferPointer(rebasing: storage[start..<(start + first)])
             .update(fromContentsOf: UnsafeBufferPointer(rebasing: elements[0..<first]))
         if first < n {
-            UnsafeMutableBufferPointer(rebasing: storage[0..<(n - first)])
+            _ = UnsafeMutableBufferPointer(rebasing: storage[0..<(n - first)])
                 .update(fromContentsOf: UnsafeBufferPointer(rebasing: elements[first..<n]))
         }
         writeIndex.store(w &+ UInt(n), ordering: .releasing)
@@ -87,10 +87,10 @@ public final class SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
         guard n > 0 else { return 0 }
         let start = Int(r & mask)
         let first = min(n, capacity - start)
-        UnsafeMutableBufferPointer(rebasing: buffer[0..<first])
+        _ = UnsafeMutableBufferPointer(rebasing: buffer[0..<first])
             .update(fromContentsOf: UnsafeBufferPointer(rebasing: storage[start..<(start + first)]))
         if first < n {
-            UnsafeMutableBufferPointer(rebasing: buffer[first..<n])
+            _ = UnsafeMutableBufferPointer(rebasing: buffer[first..<n])
                 .update(fromContentsOf: UnsafeBufferPointer(rebasing: storage[0..<(n - first)]))
         }
         readIndex.store(r &+ UInt(n), ordering: .releasing)

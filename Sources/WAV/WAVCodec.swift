@@ -36,7 +36,7 @@ public enum WAV {
 
     /// Decodes WAV file bytes.
     public static func decode(_ bytes: [UInt8]) throws(WAVError) -> WAVAudio {
-        var reader = ByteReader(bytes)
+        let reader = ByteReader(bytes)
         guard bytes.count >= 12, reader.fourCC(at: 0) == "RIFF", reader.fourCC(at: 8) == "WAVE" else {
             throw .notWAV(found: String(decoding: bytes.prefix(12).map { (32...126).contains($0) ? $0 : 46 }, as: UTF8.self))
         }

@@ -49,8 +49,8 @@ final class CallbackRecorder: @unchecked Sendable {
         defer { if periods > warmUpPeriods { allocationsInCallback &+= AllocationCounter.thisThread &- entry } }
         render(UnsafeBufferPointer(cycle.capture), cycle.playback, frames)
         if frames + n <= capacity {
-            UnsafeMutableBufferPointer(rebasing: captured[frames..<(frames + n)]).update(fromContentsOf: cycle.capture)
-            UnsafeMutableBufferPointer(rebasing: played[frames..<(frames + n)]).update(fromContentsOf: cycle.playback)
+            _ = UnsafeMutableBufferPointer(rebasing: captured[frames..<(frames + n)]).update(fromContentsOf: cycle.capture)
+            _ = UnsafeMutableBufferPointer(rebasing: played[frames..<(frames + n)]).update(fromContentsOf: cycle.playback)
             timings[periods] = cycle.timing
             frames += n
         }

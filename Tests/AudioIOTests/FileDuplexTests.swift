@@ -80,7 +80,7 @@ struct FileDuplexTests {
         try Self.writeRaw(a, to: dir.file("inA.raw"))
         try Self.writeRaw(b, to: dir.file("inB.raw"))
         let recorder = CallbackRecorder(seconds: 30, sampleRate: Self.rate, periodFrames: Self.period) { capture, playback, _ in
-            playback.update(fromContentsOf: capture)
+            _ = playback.update(fromContentsOf: capture)
         }
         // Paced by the test: the file devices return at once, so the switch lands wherever the
         // I/O thread is; what matters is that the stream continues from B's first frame.

@@ -1,0 +1,59 @@
+/// What keeps an interrupted session silent, so the right event can end the interruption.
+enum Interrupter: Hashable, Sendable {
+    /// Another session's activation. Ended when that session deactivates.
+    case session(UInt64)
+    /// The built-in microphone was muted. Ended when it is unmuted.
+    case builtInMicMute
+    /// No port was left for the category. Ended when a suitable device connects.
+    case routeDisconnected
+}
+
+/// A running I/O unit registered with ``AudioSession/beginIO(named:onStop:)``.
+struct IORecord: Sendable {
+    let name: String
+    let stop: @Sendable () -> Void
+}
+
+/// One session's state inside ``SystemState``. Plain data: only ``SystemState`` mutates it.
+struct SessionState: Sendable {
+    let id: UInt64
+    let name: String
+    let priority: AudioSession.Priority
+
+    var configuration = AudioSession.Configuration.initial
+    var isActive = false
+    /// Increases with every activation in the system: the most recent activation has the largest.
+    var activationSerial: UInt64 = 0
+    var isInBackground = false
+    var interruptedBy: Interrupter?
+
+    var portOverride = AudioSession.PortOverride.none
+    var isProximityRoutingEnabled = false
+    var preferredInputUID: String?
+    var dataSourcePreferences: [String: RoutePolicy.DataSourcePreference] = [:]
+    var preferred = PreferredHardwareValues.none
+
+    /// The route last reported to this session while active (`nil` while inactive).
+    var reportedRoute: AudioSessionRouteDescription?
+
+    var ioActivities: [UInt64: IORecord] = [:]
+    var observers: [UInt64: @Sendable (AudioSessionNotification) -> Void] = [:]
+    var streams: [UInt64: AsyncStream<AudioSessionNotification>.Continuation] = [:]
+
+    init(id: UInt64, name: String, priority: AudioSession.Priority) {
+        self.id = id
+        self.name = name
+        self.priority = priority
+    }
+
+    /// Resets what media services reset rebuilds: the configuration and every preference.
+    mutating func resetProperties() {
+        configuration = .initial
+        portOverride = .none
+        isProximityRoutingEnabled = false
+        preferredInputUID = nil
+        dataSourcePreferences = [:]
+        preferred = .none
+        interruptedBy = nil
+    }
+}
