@@ -1,4 +1,6 @@
 import ALSA
+import AudioSession
+import Synchronization
 @testable import AudioIO
 import Foundation
 import Testing
@@ -80,5 +82,65 @@ struct RealTimeLoopbackTests {
         #expect(recorder.allocationsInCallback == 0)
         print("real-time loopback: wall \(wall) s for 10 s; click delay measured \(measured) frames, reported \(reported); "
               + "allocations on the I/O thread (inside libpulse) \(recorder.allocationsAfterWarmUp)")
+    }
+
+    @Test("A speaker override mid-call moves the running stream from the receiver's PCM to the speaker's within 2 periods")
+    func routeSwitchMovesRunningStream() async throws {
+        try Testbed.start()
+        // Receiver and speaker are two PulseAudio sinks; the mic hears only the speaker's (`loop`) monitor.
+        let map = try RouteMap.decode(Array("""
+            { "pcms": { "receiver": "type pulse device loop2", "speaker": "type pulse device loop",
+                        "mic": "type pulse device loop.monitor" },
+              "ports": [ { "device": "builtIn", "port": "builtInReceiver", "name": "Receiver", "playback": "receiver" },
+                         { "device": "builtIn", "port": "builtInSpeaker", "name": "Speaker", "playback": "speaker" },
+                         { "device": "builtIn", "port": "builtInMic", "name": "Microphone", "capture": "mic" } ] }
+            """.utf8))
+        let hardware = ALSAAudioHardware(routeMap: map)
+        let system = AudioSystem(hardware: hardware)
+        let session = system.makeSession(name: "call")
+        let reasons = Mutex<[AudioSession.RouteChangeReason]>([])
+        let token = session.addObserver { note in
+            if case let .routeChange(change) = note { reasons.withLock { $0.append(change.reason) } }
+        }
+        defer { session.removeObserver(token) }
+        try session.setCategory(.playAndRecord, mode: .voiceChat)
+        try session.setActive(true)
+        #expect(session.currentRoute.outputs.first?.portType == .builtInReceiver)
+
+        let format = IOFormat(sampleRate: Self.rate, periodFrames: Self.period, bufferFrames: Self.period * 4)
+        let recorder = CallbackRecorder(seconds: 6, sampleRate: Self.rate, periodFrames: Self.period, render: Self.renderClicks)
+        let engine = AudioIOEngine(device: try hardware.makeDevice(preferred: format)) { recorder.process($0) }
+        hardware.attach(engine)
+        try engine.start()
+        while recorder.periods < 150 { try await Task.sleep(for: .milliseconds(5)) }  // 3 s on the receiver
+        try session.overrideOutputAudioPort(.speaker)
+        let switchedAt = recorder.periods
+        while recorder.periods < switchedAt + 125 { try await Task.sleep(for: .milliseconds(5)) }  // 2.5 s on the speaker
+        engine.stop()
+        hardware.attach(nil)
+        try session.setActive(false, options: .notifyOthersOnDeactivation)
+
+        #expect(engine.lastError == nil)
+        #expect(reasons.withLock { $0 }.contains(.override))
+        #expect(engine.statistics.deviceSwitches == 1)
+        let gap = try #require(hardware.lastSwitchGapSeconds)
+        #expect(gap <= 2 * 0.020, "the switch interrupted the stream for \(gap * 1000) ms")
+        // Before the switch the clicks went to the receiver, which the mic does not hear; after it, they come back.
+        let heard = Self.onsets(recorder.capturedArray)
+        #expect(heard.allSatisfy { $0 > (switchedAt - 5) * Self.period }, "clicks heard before the switch at \(heard)")
+        #expect(heard.count >= 1)
+        print("route switch: gap \(gap * 1000) ms; clicks heard at frames \(heard)")
+    }
+
+    @Test("A rate the device cannot do is negotiated to the nearest it can, and reported")
+    func impossibleRateIsNegotiated() throws {
+        try Testbed.start()
+        let device = try ALSADuplexDevice(
+            capture: .configuration(name: "cap_rate", text: "pcm.cap_rate { type pulse device \"loop.monitor\" }"),
+            playback: .configuration(name: "play_rate", text: "pcm.play_rate { type pulse device loop }"),
+            preferred: IOFormat(sampleRate: 1_000_000, periodFrames: 20_000, bufferFrames: 80_000))
+        #expect(device.format.sampleRate < 1_000_000)
+        #expect(device.format.sampleRate >= 192_000)
+        print("asked for 1 MHz, granted \(device.format)")
     }
 }

@@ -1,0 +1,176 @@
+public import AudioSession
+import ALSA
+public import Logging
+import Synchronization
+
+/// The session's ``AudioSession/AudioHardware`` on ALSA: ports from a ``RouteMap``,
+/// jack plug events from ALSA control devices, proximity from a ``ProximitySensor``,
+/// and route changes applied by moving a running ``AudioIOEngine`` to the route's PCMs
+/// without ending its stream.
+///
+/// Thread safety: safe from any thread. Events reach the session's system on the jack
+/// monitor's thread or the proximity sensor's thread.
+public final class ALSAAudioHardware: AudioHardware, @unchecked Sendable {
+    // @unchecked: all mutable state is in `state` (a mutex); `monitor` is set once in init.
+    private struct State {
+        var handler: (@Sendable (AudioHardwareEvent) -> Void)?
+        /// Ports present now, by UID.
+        var present: Set<String> = []
+        /// Device ids in connection order (last in wins).
+        var order: [String] = []
+        var capture: PCMSource?
+        var playback: PCMSource?
+        var engine: AudioIOEngine?
+        var lastSwitchGapSeconds: Double?
+    }
+
+    /// The map of ports to PCMs and jacks.
+    public let routeMap: RouteMap
+    private let proximitySensor: (any ProximitySensor)?
+    private let logger: Logger
+    private let state = Mutex(State())
+    private let monitor: JackMonitor?
+
+    /// Discovers the ports present now and starts watching jacks and proximity.
+    public init(routeMap: RouteMap = .laptop, proximitySensor: (any ProximitySensor)? = nil,
+                logger: Logger = Logger(label: "callaudio.audioio.routes")) {
+        self.routeMap = routeMap
+        self.proximitySensor = proximitySensor
+        self.logger = logger
+        var present = Set<String>()
+        for entry in routeMap.ports where Self.isPresent(entry, routeMap) { present.insert(entry.uid) }
+        var order: [String] = []
+        for entry in routeMap.ports where present.contains(entry.uid) && !order.contains(entry.device) { order.append(entry.device) }
+        state.withLock { $0.present = present; $0.order = order }
+        let jacks = routeMap.ports.filter { $0.jack != nil }
+        monitor = jacks.isEmpty ? nil : JackMonitor(entries: jacks, logger: logger)
+        monitor?.start { [weak self] jack, control, plugged in self?.jackChanged(jack, control: control, plugged: plugged) }
+        proximitySensor?.setHandler { [weak self] value in self?.emit(.proximityChanged(value)) }
+    }
+
+    deinit {
+        monitor?.stop()
+        proximitySensor?.setHandler(nil)
+    }
+
+    // MARK: AudioHardware
+
+    public var devices: [AudioDevice] {
+        let (present, order) = state.withLock { ($0.present, $0.order) }
+        return order.compactMap { device(id: $0, present: present) }
+    }
+
+    public var proximity: AudioSession.Proximity { proximitySensor?.proximity ?? .unknown }
+
+    public func setEventHandler(_ handler: (@Sendable (AudioHardwareEvent) -> Void)?) {
+        state.withLock { $0.handler = handler }
+    }
+
+    public func apply(route: AudioSessionRouteDescription) {
+        let playback = route.outputs.first.flatMap { routeMap.entry(uid: $0.uid)?.playback }.map(routeMap.source)
+        let capture = route.inputs.first.flatMap { routeMap.entry(uid: $0.uid)?.capture }.map(routeMap.source)
+        let (changed, engine) = state.withLock { s -> (Bool, AudioIOEngine?) in
+            let changed = s.playback != playback || s.capture != capture
+            s.playback = playback
+            s.capture = capture
+            return (changed, s.engine)
+        }
+        guard changed, let engine, engine.isRunning, playback != nil || capture != nil else { return }
+        do {
+            let device = try makeDevice(preferred: engine.format)
+            let gap = try engine.switchDevice(to: device)
+            state.withLock { $0.lastSwitchGapSeconds = gap }
+            logger.info("route \(route): I/O moved to \(device.name), gap \(Int(gap * 1000)) ms")
+        } catch {
+            logger.error("route \(route): cannot move I/O: \(error)")
+        }
+    }
+
+    public func negotiate(_ preferred: PreferredHardwareValues, for route: AudioSessionRouteDescription) -> HardwareValues {
+        let rate = Int(preferred.sampleRate ?? 48000)
+        let period = max(16, Int(((preferred.ioBufferDuration ?? 0.02) * Double(rate)).rounded()))
+        let request = IOFormat(sampleRate: rate, periodFrames: period, bufferFrames: period * 4)
+        let playback = route.outputs.first.flatMap { routeMap.entry(uid: $0.uid)?.playback }.map(routeMap.source)
+        let capture = route.inputs.first.flatMap { routeMap.entry(uid: $0.uid)?.capture }.map(routeMap.source)
+        // The device decides: open the route's PCMs with the preferred values and read back what it grants.
+        if let device = try? ALSADuplexDevice(capture: capture ?? .named("null"), playback: playback ?? .named("null"),
+                                              preferred: request) {
+            let f = device.format
+            return HardwareValues(
+                sampleRate: Double(f.sampleRate), ioBufferDuration: f.periodDuration,
+                inputNumberOfChannels: capture == nil ? 0 : 1, outputNumberOfChannels: playback == nil ? 0 : 1,
+                maximumInputNumberOfChannels: capture == nil ? 0 : device.captureParameters.channels,
+                maximumOutputNumberOfChannels: playback == nil ? 0 : device.playbackParameters.channels,
+                inputLatency: Double(f.periodFrames) / Double(f.sampleRate),
+                outputLatency: Double(f.bufferFrames) / Double(f.sampleRate))
+        }
+        logger.warning("cannot open the PCMs of route \(route) to negotiate; reporting the preferred values")
+        return HardwareValues(sampleRate: Double(rate), ioBufferDuration: Double(period) / Double(rate),
+                              inputNumberOfChannels: capture == nil ? 0 : 1, outputNumberOfChannels: playback == nil ? 0 : 1,
+                              maximumInputNumberOfChannels: 1, maximumOutputNumberOfChannels: 1,
+                              inputLatency: Double(period) / Double(rate), outputLatency: Double(period * 4) / Double(rate))
+    }
+
+    // MARK: Engine
+
+    /// The duplex device for the current route (as last applied), opened and configured.
+    /// - Throws: ``IOError/invalidState(_:)`` when no route has been applied.
+    public func makeDevice(preferred: IOFormat) throws(IOError) -> ALSADuplexDevice {
+        let (capture, playback) = state.withLock { ($0.capture, $0.playback) }
+        guard capture != nil || playback != nil else { throw .invalidState("no route applied: activate a session first") }
+        return try ALSADuplexDevice(capture: capture ?? .named("null"), playback: playback ?? .named("null"), preferred: preferred)
+    }
+
+    /// The engine that route changes move; nil to stop moving one.
+    public func attach(_ engine: AudioIOEngine?) { state.withLock { $0.engine = engine } }
+
+    /// The stream gap of the last route switch, in seconds.
+    public var lastSwitchGapSeconds: Double? { state.withLock { $0.lastSwitchGapSeconds } }
+
+    // MARK: Ports
+
+    private func device(id: String, present: Set<String>) -> AudioDevice? {
+        let entries = routeMap.ports.filter { $0.device == id && present.contains($0.uid) }
+        guard let first = entries.first else { return nil }
+        func port(_ e: RouteMap.Entry) -> AudioSessionPortDescription {
+            AudioSessionPortDescription(portType: e.portType, portName: e.name ?? e.port, uid: e.uid,
+                                        dataSources: e.portType == .builtInMic ? AudioDevice.builtInMicDataSources : [])
+        }
+        return AudioDevice(id: id, name: first.name ?? id,
+                           inputs: entries.filter { $0.capture != nil }.map(port),
+                           outputs: entries.filter { $0.playback != nil }.map(port))
+    }
+
+    private func jackChanged(_ jack: String, control: String, plugged: Bool) {
+        let affected = routeMap.ports.filter { $0.jack == jack && $0.control == control }
+        guard let id = affected.first?.device else { return }
+        let (before, after) = state.withLock { s -> (AudioDevice?, AudioDevice?) in
+            let before = device(id: id, present: s.present)
+            for e in affected { if plugged { s.present.insert(e.uid) } else { s.present.remove(e.uid) } }
+            s.order.removeAll { $0 == id }
+            if routeMap.ports.contains(where: { $0.device == id && s.present.contains($0.uid) }) { s.order.append(id) }
+            return (before, device(id: id, present: s.present))
+        }
+        guard before != after else { return }
+        if before != nil { emit(.deviceDisconnected(deviceID: id)) }
+        if let after { emit(.deviceConnected(after)) }
+    }
+
+    private func emit(_ event: AudioHardwareEvent) {
+        let handler = state.withLock { $0.handler }
+        handler?(event)
+    }
+
+    /// Whether a port is there now: its jack is on, its PCM opens (probe), or it is built in.
+    static func isPresent(_ entry: RouteMap.Entry, _ map: RouteMap) -> Bool {
+        if let jack = entry.jack, let control = entry.control {
+            guard let ctl = try? ControlDevice(name: control) else { return false }
+            return (try? ctl.readSwitch(jack)) ?? false
+        }
+        if entry.probe == true {
+            if let name = entry.playback, (try? map.source(name).open(.playback)) == nil { return false }
+            if let name = entry.capture, (try? map.source(name).open(.capture)) == nil { return false }
+        }
+        return true
+    }
+}

@@ -1,0 +1,68 @@
+import ALSA
+import Logging
+import Synchronization
+
+/// Watches the jack switches of a route map on their ALSA control devices and
+/// reports each change (jack name, control device, plugged).
+///
+/// Thread safety: ``start(_:)`` and ``stop()`` from one control thread; the
+/// callback runs on the monitor's own thread.
+final class JackMonitor: Sendable {
+    private let jacks: [String: Set<String>]  // control device -> jack names
+    private let logger: Logger
+    private let running = Atomic<Bool>(false)
+    private let thread = Mutex<RealtimeThread?>(nil)
+
+    init(entries: [RouteMap.Entry], logger: Logger) {
+        var jacks: [String: Set<String>] = [:]
+        for e in entries { if let c = e.control, let j = e.jack { jacks[c, default: []].insert(j) } }
+        self.jacks = jacks
+        self.logger = logger
+    }
+
+    func start(_ onChange: @escaping @Sendable (_ jack: String, _ control: String, _ plugged: Bool) -> Void) {
+        running.store(true, ordering: .releasing)
+        let jacks = self.jacks, logger = self.logger
+        let body: @Sendable () -> Void = { [running = self] in
+            var controls: [Control] = []
+            for name in jacks.keys.sorted() {
+                do { controls.append(Control(name: name, device: try ControlDevice(name: name))) } catch {
+                    logger.debug("no jack events from \(name): \(error)")
+                }
+            }
+            guard !controls.isEmpty else { return }
+            while running.isRunning {
+                for control in controls {
+                    let changed = (try? control.device.waitForChanges(timeoutMilliseconds: 200 / Int32(controls.count))) ?? []
+                    for element in changed where jacks[control.name]?.contains(element) == true {
+                        onChange(element, control.name, (try? control.device.readSwitch(element)) ?? false)
+                    }
+                }
+            }
+        }
+        var started: RealtimeThread?
+        do { started = try RealtimeThread(priority: nil, body: body) } catch {
+            logger.warning("cannot start the jack monitor thread (\(error)): no plug events")
+            return
+        }
+        thread.withLock { $0 = started.take() }
+    }
+
+    /// A control device in a list (non-copyable values cannot be array elements).
+    private final class Control {
+        let name: String
+        let device: ControlDevice
+        init(name: String, device: consuming ControlDevice) {
+            self.name = name
+            self.device = device
+        }
+    }
+
+    var isRunning: Bool { running.load(ordering: .acquiring) }
+
+    func stop() {
+        running.store(false, ordering: .releasing)
+        let t = thread.withLock { $0.take() }
+        t?.join()
+    }
+}
