@@ -1,19 +1,45 @@
 import ALSA
 import ArgumentParser
+import AudioIO
+import AudioSession
 
 struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract: "List the ALSA PCMs this machine's configuration defines."
+        abstract: "List ALSA PCMs, the route map, and the audio ports present now."
     )
 
+    @Option(help: "A route map JSON file (default: the built-in laptop map).")
+    var routeMap: String?
+
     func run() throws {
+        let map: RouteMap
+        do { map = try routeMap.map(RouteMap.load) ?? .laptop } catch { throw ValidationError("\(error)") }
+
+        print("ALSA PCMs:")
         let devices = ALSALibrary.pcmDevices()
-        if devices.isEmpty { print("No PCMs defined (is alsa-lib's configuration installed?)") }
+        if devices.isEmpty { print("  (none defined: is alsa-lib's configuration installed?)") }
         for device in devices {
             let streams = device.streams.map(\.rawValue).sorted().joined(separator: "+")
-            print("\(device.name.padding(toLength: 28))  \(streams.padding(toLength: 16))  \(device.description)")
+            print("  \(device.name.padding(toLength: 26))  \(streams.padding(toLength: 16))  \(device.description)")
         }
+
+        print("\nRoute map (\(routeMap ?? "built-in laptop default")):")
+        for entry in map.ports {
+            var how = [entry.playback.map { "playback \($0)" }, entry.capture.map { "capture \($0)" }].compactMap { $0 }
+            if let jack = entry.jack, let control = entry.control { how.append("jack '\(jack)' on \(control)") }
+            if entry.probe == true { how.append("present when its PCM opens") }
+            print("  \(entry.uid.padding(toLength: 26))  \(how.joined(separator: ", "))")
+        }
+
+        print("\nPorts present now (oldest connection first):")
+        let hardware = ALSAAudioHardware(routeMap: map)
+        for device in hardware.devices {
+            let outs = device.outputs.map { "\($0.portType) \"\($0.portName)\"" }
+            let ins = device.inputs.map { "\($0.portType) \"\($0.portName)\"" }
+            print("  \(device.id): outputs [\(outs.joined(separator: ", "))], inputs [\(ins.joined(separator: ", "))]")
+        }
+        if hardware.devices.isEmpty { print("  (none)") }
     }
 }
 
