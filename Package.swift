@@ -50,26 +50,17 @@ let package = Package(
         // Full-duplex ALSA I/O thread, rings, devices and routes, the simulated room device.
         .target(name: "AudioIO", dependencies: ["ALSA", "AudioSession", "WAV", "AudioAnalysis", "RoomAcoustics", logging]),
         // Echo cancellation with aligned reference, noise suppression, AGC, VAD.
-        .target(name: "VoiceProcessing", dependencies: ["SpeexDSP", "AudioAnalysis", logging]),
         // RTP/RTCP, Opus payload, jitter buffer, SDP, UDP.
-        .target(name: "RTP", dependencies: ["Opus", logging]),
+        // SIP call setup (RFC 3261 over UDP): messages, transactions, dialogs, a user agent.
 
         // Executables.
         .executableTarget(
             name: "voicecall",
             dependencies: [
-                "ALSA", "Opus", "SpeexDSP", "WAV", "AudioAnalysis", "RTP", "AudioIO", "AudioSession",
+                "ALSA", "Opus", "SpeexDSP", "WAV", "AudioAnalysis", "AudioIO", "AudioSession",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/voicecall"
-        ),
-        .executableTarget(
-            name: "aecbench",
-            dependencies: [
-                "VoiceProcessing", "RoomAcoustics", "SpeexDSP", "WAV", "AudioAnalysis",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Tools/aecbench"
         ),
 
         // Counts heap allocations per thread (a malloc interposer): linked only into tests and benchmarks.
@@ -83,10 +74,7 @@ let package = Package(
         .testTarget(name: "WAVTests", dependencies: ["WAV", "TestSupport"]),
         .testTarget(name: "AudioAnalysisTests", dependencies: ["AudioAnalysis", "TestSupport"]),
         .testTarget(name: "AudioSessionTests", dependencies: ["AudioSession"]),
-        .testTarget(name: "RoomAcousticsTests", dependencies: ["RoomAcoustics", "TestSupport"]),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TestSupport"]),
-        .testTarget(name: "VoiceProcessingTests", dependencies: ["VoiceProcessing", "RoomAcoustics", "TestSupport"]),
-        .testTarget(name: "RTPTests", dependencies: ["RTP", "Opus", "TestSupport"]),
     ]
 )
 
