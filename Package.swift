@@ -52,6 +52,8 @@ let package = Package(
         // Echo cancellation with aligned reference, noise suppression, AGC, VAD.
         // RTP/RTCP, Opus payload, jitter buffer, SDP, UDP.
         // SIP call setup (RFC 3261 over UDP): messages, transactions, dialogs, a user agent.
+        // The call engine: calls, session lifecycle, media pipeline, SIP/SDP call setup.
+                                                  "RoomAcoustics", "AudioAnalysis", "WAV", logging]),
 
         // Executables.
         .executableTarget(

@@ -55,7 +55,7 @@ struct SimulatedRoomDeviceTests {
     func pacedRunsInRealTime() async throws {
         let device = try Self.singleTapRoom(tap: 0, paced: true, seconds: 3)
         let recorder = CallbackRecorder(seconds: 3, sampleRate: Self.rate, periodFrames: Self.period) { _, playback, _ in
-            _ = playback.initialize(repeating: 0)
+            playback.update(repeating: 0)
         }
         let engine = AudioIOEngine(device: device, realtimePriority: nil) { recorder.process($0) }
         try await Self.run(engine, recorder, periods: 101)
@@ -69,7 +69,7 @@ struct SimulatedRoomDeviceTests {
         let speech = Tone.sine(frequency: 440, sampleRate: Self.rate, seconds: 1, amplitude: 0.25)
         let device = try Self.singleTapRoom(tap: 0, near: speech, seconds: 2)
         let recorder = CallbackRecorder(seconds: 2, sampleRate: Self.rate, periodFrames: Self.period) { _, playback, _ in
-            _ = playback.initialize(repeating: 0)
+            playback.update(repeating: 0)
         }
         let engine = AudioIOEngine(device: device, realtimePriority: nil) { recorder.process($0) }
         try await Self.run(engine, recorder, periods: 40)
