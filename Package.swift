@@ -53,7 +53,6 @@ let package = Package(
         // RTP/RTCP, Opus payload, jitter buffer, SDP, UDP.
         // SIP call setup (RFC 3261 over UDP): messages, transactions, dialogs, a user agent.
         // The call engine: calls, session lifecycle, media pipeline, SIP/SDP call setup.
-                                                  "RoomAcoustics", "AudioAnalysis", "WAV", logging]),
 
         // Executables.
         .executableTarget(
