@@ -142,6 +142,9 @@ public final class AudioIOEngine: @unchecked Sendable {
         return Double(lastGapNanoseconds.value) / 1e9
     }
 
+    /// Whether a device handed to ``switchDevice(to:timeout:)`` is waiting for the I/O thread (any thread).
+    public var hasPendingSwitch: Bool { mailbox.load(ordering: .acquiring) != 0 }
+
     /// Counters since ``start()``.
     public var statistics: IOStatistics {
         IOStatistics(periods: periods.value, xruns: xruns.value, deviceSwitches: switches.value,

@@ -79,12 +79,15 @@ struct FileDuplexTests {
         let b = Tone.noise(count: Self.rate * 2, rms: 0.2, seed: 23).map(WAVSample.int16)
         try Self.writeRaw(a, to: dir.file("inA.raw"))
         try Self.writeRaw(b, to: dir.file("inB.raw"))
-        let recorder = CallbackRecorder(seconds: 30, sampleRate: Self.rate, periodFrames: Self.period) { capture, playback, _ in
+        // File devices are not paced, so the test holds the I/O thread at period 20 until the switch
+        // is posted: the switch then lands inside A however loaded the machine is.
+        let gate = EngineGate()
+        let recorder = CallbackRecorder(seconds: 30, sampleRate: Self.rate, periodFrames: Self.period) { capture, playback, frame in
+            if frame == 20 * Self.period { gate.waitForPendingSwitch() }
             _ = playback.update(fromContentsOf: capture)
         }
-        // Paced by the test: the file devices return at once, so the switch lands wherever the
-        // I/O thread is; what matters is that the stream continues from B's first frame.
         let engine = AudioIOEngine(device: try Self.device(dir, "A"), realtimePriority: nil) { recorder.process($0) }
+        gate.engine = engine
         try engine.start()
         while recorder.periods < 20 { try await Task.sleep(for: .milliseconds(1)) }
         let gap = try engine.switchDevice(to: try Self.device(dir, "B"))
@@ -120,6 +123,17 @@ struct FileDuplexTests {
         #expect(name == "callaudio_missing")
         #expect(available.contains("null"))
         #expect(error?.description.contains("available: ") == true)
+    }
+}
+
+/// Lets a test's callback wait (on the I/O thread: a test may block it) until a device switch is posted.
+final class EngineGate: @unchecked Sendable {
+    // @unchecked: `engine` is set once before the engine starts and only read afterwards.
+    var engine: AudioIOEngine?
+
+    func waitForPendingSwitch() {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while engine?.hasPendingSwitch != true, ContinuousClock.now < deadline { usleep(200) }
     }
 }
 
