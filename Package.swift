@@ -50,6 +50,7 @@ let package = Package(
         // Full-duplex ALSA I/O thread, rings, devices and routes, the simulated room device.
         .target(name: "AudioIO", dependencies: ["ALSA", "AudioSession", "WAV", "AudioAnalysis", "RoomAcoustics", logging]),
         // Echo cancellation with aligned reference, noise suppression, AGC, VAD.
+        .target(name: "VoiceProcessing", dependencies: ["SpeexDSP", "AudioAnalysis", logging]),
         // RTP/RTCP, Opus payload, jitter buffer, SDP, UDP.
         // SIP call setup (RFC 3261 over UDP): messages, transactions, dialogs, a user agent.
         // The call engine: calls, session lifecycle, media pipeline, SIP/SDP call setup.
@@ -58,10 +59,18 @@ let package = Package(
         .executableTarget(
             name: "voicecall",
             dependencies: [
-                "ALSA", "Opus", "SpeexDSP", "WAV", "AudioAnalysis", "AudioIO", "AudioSession",
+                "ALSA", "Opus", "SpeexDSP", "WAV", "AudioAnalysis", "AudioIO", "AudioSession", "RoomAcoustics", "VoiceProcessing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/voicecall"
+        ),
+        .executableTarget(
+            name: "aecbench",
+            dependencies: [
+                "VoiceProcessing", "RoomAcoustics", "SpeexDSP", "WAV", "AudioAnalysis",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/aecbench"
         ),
 
         // Counts heap allocations per thread (a malloc interposer): linked only into tests and benchmarks.
@@ -75,7 +84,9 @@ let package = Package(
         .testTarget(name: "WAVTests", dependencies: ["WAV", "TestSupport"]),
         .testTarget(name: "AudioAnalysisTests", dependencies: ["AudioAnalysis", "TestSupport"]),
         .testTarget(name: "AudioSessionTests", dependencies: ["AudioSession"]),
+        .testTarget(name: "RoomAcousticsTests", dependencies: ["RoomAcoustics", "TestSupport"]),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TestSupport"]),
+        .testTarget(name: "VoiceProcessingTests", dependencies: ["VoiceProcessing", "RoomAcoustics", "TestSupport"]),
     ]
 )
 

@@ -39,3 +39,30 @@ public struct Alignment: Sendable, Equatable {
         return cov / (va * vb).squareRoot()
     }
 }
+
+extension Alignment {
+    /// Correlation of `test` with `reference` when the delay between them may change over
+    /// time (an adaptive jitter buffer stretches and shrinks it): each `window` of the reference
+    /// is aligned on its own, within `search` samples of `around`, and the windows' correlations
+    /// are averaged weighted by the reference's energy in them. Windows with less than a hundredth
+    /// of the mean window energy (silence) are left out.
+    ///
+    /// - Returns: the weighted mean correlation, 0 when the reference is silent.
+    public static func segmentedCorrelation(reference: [Float], test: [Float], around lag: Int,
+                                            window: Int, search: Int) -> Double {
+        let starts = Array(stride(from: 0, to: reference.count - window + 1, by: window))
+        let energies = starts.map { Levels.energy(reference[$0..<($0 + window)]) }
+        let mean = energies.reduce(0, +) / Double(max(1, energies.count))
+        var weighted = 0.0, total = 0.0
+        for (start, energy) in zip(starts, energies) where energy > mean / 100 {
+            let lo = max(0, start + lag - search), hi = min(test.count, start + window + lag + search)
+            guard hi - lo > window / 2 else { continue }
+            let piece = Array(reference[start..<(start + window)])
+            // `found.lag` is relative to the test slice, which starts `start + lag - search` in.
+            let found = find(reference: piece, test: Array(test[lo..<hi]), maxLag: search + (start + lag - search - lo) + search)
+            weighted += energy * found.correlation
+            total += energy
+        }
+        return total > 0 ? weighted / total : 0
+    }
+}

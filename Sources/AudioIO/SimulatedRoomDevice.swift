@@ -80,6 +80,11 @@ public final class SimulatedRoomDevice: DuplexDevice, @unchecked Sendable {
     private let echoRecord: UnsafeMutableBufferPointer<Float>   // recording: the echo alone (ground truth)
     private var recorded = 0
     private var nextDeadline: UInt64 = 0
+    private let started = Atomic<UInt64>(0)
+
+    /// When the device started (monotonic nanoseconds): sample `i` of the recording, and of the
+    /// near-end speech, belongs to `startTime + i / sampleRate`.
+    public var startTimeNanoseconds: UInt64 { started.load(ordering: .acquiring) }
 
     /// Builds the room.
     /// - Throws: ``RoomAcoustics/EchoPathError`` for an invalid echo path.
@@ -117,6 +122,7 @@ public final class SimulatedRoomDevice: DuplexDevice, @unchecked Sendable {
         queueStart = 0
         queuedPeriods = configuration.prefillPeriods
         nextDeadline = monotonicNanoseconds()
+        if started.load(ordering: .relaxed) == 0 { started.store(nextDeadline, ordering: .releasing) }
     }
 
     public func readCapture(_ buffer: UnsafeMutableBufferPointer<Int16>) throws(IOError) -> Int {
@@ -173,16 +179,23 @@ public final class SimulatedRoomDevice: DuplexDevice, @unchecked Sendable {
 
     // MARK: Recording (control thread, engine stopped)
 
+    /// The near-end talker's speech as spoken into the microphone, aligned with ``recording``.
+    public var spokenNearSpeech: [Float] {
+        let speech = configuration.nearSpeech
+        guard !speech.isEmpty else { return [Float](repeating: 0, count: recorded) }
+        return (0..<recorded).map { $0 < speech.count || configuration.loopNearSpeech ? speech[$0 % speech.count] : 0 }
+    }
+
     /// What the loudspeaker played, what the microphone captured, and the echo alone,
     /// from the start to now (up to `recordSeconds`).
     public var recording: (played: [Float], captured: [Float], echo: [Float]) {
         (Array(played[0..<recorded]), Array(captured[0..<recorded]), Array(echoRecord[0..<recorded]))
     }
 
-    /// Writes `played.wav`, `captured.wav` and `echo.wav` into `directory`.
+    /// Writes `played.wav`, `captured.wav`, `echo.wav` and `spoken.wav` (the near-end talker) into `directory`.
     public func writeRecording(to directory: String) throws(WAVError) {
         let r = recording
-        for (name, samples) in [("played", r.played), ("captured", r.captured), ("echo", r.echo)] {
+        for (name, samples) in [("played", r.played), ("captured", r.captured), ("echo", r.echo), ("spoken", spokenNearSpeech)] {
             try WAV.write(WAVAudio(sampleRate: format.sampleRate, samples: samples), to: "\(directory)/\(name).wav")
         }
     }

@@ -62,3 +62,23 @@ struct AudioAnalysisTests {
         #expect(abs(Tone.dominantFrequency(tone, sampleRate: 16000) - 1234) < 5)
     }
 }
+
+@Suite("Segmented correlation")
+struct SegmentedCorrelationTests {
+    @Test("A delay that changes mid-signal lowers the global correlation but not the segmented one")
+    func followsChangingDelay() {
+        let x = Tone.noise(count: 32000, rms: 0.2, seed: 8)
+        // The first half arrives 100 samples late, the second 420 (a jitter buffer grew by 20 ms).
+        let y = [Float](repeating: 0, count: 100) + Array(x[0..<16000]) + [Float](repeating: 0, count: 320) + Array(x[16000...])
+        let global = Alignment.find(reference: x, test: y, maxLag: 1000)
+        #expect(global.correlation < 0.8)
+        let segmented = Alignment.segmentedCorrelation(reference: x, test: y, around: global.lag, window: 4000, search: 800)
+        #expect(segmented > 0.99)
+    }
+
+    @Test("Unrelated signals stay uncorrelated segment by segment")
+    func unrelated() {
+        let x = Tone.noise(count: 16000, rms: 0.2, seed: 9), y = Tone.noise(count: 16000, rms: 0.2, seed: 10)
+        #expect(Alignment.segmentedCorrelation(reference: x, test: y, around: 0, window: 4000, search: 400) < 0.2)
+    }
+}

@@ -1,0 +1,337 @@
+/// Finds how long the loudspeaker signal takes to come back in the microphone, by generalized
+/// cross-correlation with phase transform (GCC-PHAT) of the decimated signals.
+///
+/// Both streams are low-passed and decimated to 4 kHz. Every hop (128 ms) the last 256 ms of
+/// microphone signal is cross-correlated, through one FFT each, with the loudspeaker signal over
+/// every lag of the search range; the cross-spectra are averaged over time (about 1 s), whitened
+/// (the phase transform: each bin keeps its phase, loses its magnitude) and transformed back. The
+/// whitening turns the room's smeared response into a sharp peak at the direct path and keeps
+/// the pitch of voiced speech from making false peaks. The peak is refined to a fraction of a
+/// sample by Newton's method on the band-limited correlation itself (no parabola bias), which
+/// is what lets the drift estimator fit a slope to successive delays.
+///
+/// Near-end speech only adds uncorrelated terms that the averaging washes out; hops where the
+/// far end is silent are skipped.
+///
+/// Thread safety: not thread-safe; used by the I/O thread only. Nothing allocates after `init`.
+final class DelayEstimator {
+    /// One measurement.
+    struct Estimate {
+        /// Delay from loudspeaker sample to its echo in the microphone, in samples at the processing rate.
+        var delay: Double
+        /// Peak height over the spread of the other lags (a z-score); above ~7 the peak is real.
+        var confidence: Double
+        /// Peak of the whitened correlation, 0 ... 1: the share of the microphone's spectrum,
+        /// bin by bin, that the echo explains.
+        var coherence: Double
+        /// The capture sample (processing rate) the measurement stands for: the energy-weighted
+        /// mean time of the hops in the average. Quiet stretches barely move the average, so its
+        /// end time would make a moving delay look late by a varying amount.
+        var time: Int
+    }
+
+    let processingRate: Int
+    /// Processing samples per decimated sample.
+    let factor: Int
+    static let decimatedRate = 4000
+    /// Decimated samples per window, per hop, and of lag range.
+    let window: Int
+    let hop: Int
+    let lagCount: Int
+    let fftSize: Int
+    /// Smallest lag searched (decimated samples).
+    private(set) var lagMinimum = 0
+    /// Averaging factor of the cross-spectrum per hop.
+    private let smoothing: Float = 0.82
+
+    private let lowpass: UnsafeMutablePointer<Float>
+    private let lowpassTaps: Int
+    /// Full-rate histories for the decimation filters.
+    private let renderTail: UnsafeMutablePointer<Float>
+    private let captureTail: UnsafeMutablePointer<Float>
+    private var renderPhase = 0
+    private var capturePhase = 0
+    /// Decimated streams, indexed by absolute decimated sample.
+    private let renderRing: UnsafeMutablePointer<Float>
+    private let captureRing: UnsafeMutablePointer<Float>
+    private let ringMask: Int
+    private var renderCount = 0
+    private var captureCount = 0
+    private var nextHop: Int
+
+    private let fft: RealFFT
+    private let bufferA: UnsafeMutablePointer<Float>
+    private let bufferB: UnsafeMutablePointer<Float>
+    private let aRe: UnsafeMutablePointer<Float>, aIm: UnsafeMutablePointer<Float>
+    private let bRe: UnsafeMutablePointer<Float>, bIm: UnsafeMutablePointer<Float>
+    private let gRe: UnsafeMutablePointer<Float>, gIm: UnsafeMutablePointer<Float>
+    private let pRe: UnsafeMutablePointer<Float>, pIm: UnsafeMutablePointer<Float>
+    private let correlation: UnsafeMutablePointer<Float>
+    private let bandLow: Int, bandHigh: Int
+    private var averagedHops = 0
+    /// Slow averages of the hops' powers, so the cross-spectrum's weighting does not depend on level.
+    private var renderLevel: Float = 0
+    private var captureLevel: Float = 0
+    /// The average's total weight and weighted sum of hop times (decimated samples).
+    private var weightSum: Double = 0
+    private var timeSum: Double = 0
+
+    /// - Parameters:
+    ///   - processingRate: a multiple of 4 kHz.
+    ///   - maximumLag: the longest delay searched above ``lagMinimum``, in seconds.
+    init(processingRate: Int, maximumLag: Double) {
+        precondition(processingRate % Self.decimatedRate == 0, "processing rate must be a multiple of 4 kHz")
+        self.processingRate = processingRate
+        factor = processingRate / Self.decimatedRate
+        window = 1024
+        hop = 512
+        lagCount = max(64, Int(maximumLag * Double(Self.decimatedRate)))
+        var size = 256
+        while size < window + lagCount { size <<= 1 }
+        fftSize = size
+        nextHop = window
+
+        // Low-pass at 1.6 kHz (decimated Nyquist 2 kHz), Kaiser-windowed sinc.
+        lowpassTaps = 8 * factor + 1
+        lowpass = .allocate(capacity: lowpassTaps)
+        let cutoff = 1600.0 / Double(processingRate)
+        let center = Double(lowpassTaps - 1) / 2
+        var sum = 0.0
+        for k in 0..<lowpassTaps {
+            let t = Double(k) - center
+            let sinc = t == 0 ? 2 * cutoff : Math.sin(2 * Double.pi * cutoff * t) / (Double.pi * t)
+            let r = t / (center + 1)
+            let w = Math.besselI0(6 * (1 - r * r).squareRoot()) / Math.besselI0(6)
+            lowpass[k] = Float(sinc * w)
+            sum += sinc * w
+        }
+        for k in 0..<lowpassTaps { lowpass[k] = Float(Double(lowpass[k]) / sum) }
+        renderTail = .allocate(capacity: 2 * lowpassTaps)
+        captureTail = .allocate(capacity: 2 * lowpassTaps)
+        renderTail.initialize(repeating: 0, count: 2 * lowpassTaps)
+        captureTail.initialize(repeating: 0, count: 2 * lowpassTaps)
+
+        var ring = 1024
+        while ring < 4 * (window + lagCount) + 4 * Self.decimatedRate { ring <<= 1 }
+        ringMask = ring - 1
+        renderRing = .allocate(capacity: ring)
+        captureRing = .allocate(capacity: ring)
+        renderRing.initialize(repeating: 0, count: ring)
+        captureRing.initialize(repeating: 0, count: ring)
+
+        fft = RealFFT(size: fftSize)
+        let bins = fftSize / 2 + 1
+        bufferA = .allocate(capacity: fftSize); bufferB = .allocate(capacity: fftSize)
+        aRe = .allocate(capacity: bins); aIm = .allocate(capacity: bins)
+        bRe = .allocate(capacity: bins); bIm = .allocate(capacity: bins)
+        gRe = .allocate(capacity: bins); gIm = .allocate(capacity: bins)
+        pRe = .allocate(capacity: bins); pIm = .allocate(capacity: bins)
+        gRe.initialize(repeating: 0, count: bins); gIm.initialize(repeating: 0, count: bins)
+        correlation = .allocate(capacity: fftSize)
+        bandLow = max(1, Int(150.0 / Double(Self.decimatedRate) * Double(fftSize)))
+        bandHigh = min(bins - 2, Int(1800.0 / Double(Self.decimatedRate) * Double(fftSize)))
+    }
+
+    deinit {
+        lowpass.deallocate(); renderTail.deallocate(); captureTail.deallocate()
+        renderRing.deallocate(); captureRing.deallocate()
+        bufferA.deallocate(); bufferB.deallocate()
+        aRe.deallocate(); aIm.deallocate(); bRe.deallocate(); bIm.deallocate()
+        gRe.deallocate(); gIm.deallocate(); pRe.deallocate(); pIm.deallocate()
+        correlation.deallocate()
+    }
+
+    /// The longest delay the decimated rings can serve, in processing samples.
+    var maximumMinimumLag: Int { ((ringMask + 1) / 2 - window - lagCount) * factor }
+
+    /// Moves the search range to start at `delay` processing samples (rounded down to the
+    /// decimated grid), and forgets the averaged cross-spectrum if it moved.
+    func setSearchStart(_ delay: Int) {
+        let lag = max(0, min(delay, maximumMinimumLag)) / factor
+        guard lag != lagMinimum else { return }
+        lagMinimum = lag
+        forgetAverage()
+    }
+
+    /// Forgets the averaged cross-spectrum (keeps the signal history).
+    func forgetAverage() {
+        let bins = fftSize / 2 + 1
+        gRe.update(repeating: 0, count: bins)
+        gIm.update(repeating: 0, count: bins)
+        averagedHops = 0
+        weightSum = 0
+        timeSum = 0
+    }
+
+    /// Appends loudspeaker samples (processing rate, full scale 1.0).
+    func pushRender(_ samples: UnsafePointer<Float>, _ n: Int) {
+        for i in 0..<n {
+            if let y = decimate(samples[i], tail: renderTail, phase: &renderPhase) {
+                renderRing[renderCount & ringMask] = y
+                renderCount += 1
+            }
+        }
+    }
+
+    /// Appends microphone samples; returns a new estimate when a hop completes and the far end
+    /// was active.
+    func pushCapture(_ samples: UnsafePointer<Float>, _ n: Int) -> Estimate? {
+        var result: Estimate?
+        for i in 0..<n {
+            if let y = decimate(samples[i], tail: captureTail, phase: &capturePhase) {
+                captureRing[captureCount & ringMask] = y
+                captureCount += 1
+                if captureCount >= nextHop {
+                    nextHop += hop
+                    if let e = measure() { result = e }
+                }
+            }
+        }
+        return result
+    }
+
+    /// Low-pass FIR evaluated at every `factor`-th input.
+    @inline(__always)
+    private func decimate(_ x: Float, tail: UnsafeMutablePointer<Float>, phase: inout Int) -> Float? {
+        // A doubled history: the newest `lowpassTaps` samples are always contiguous.
+        let slot = phase % lowpassTaps
+        tail[slot] = x
+        tail[slot + lowpassTaps] = x
+        phase += 1
+        guard phase % factor == 0 else { return nil }
+        let start = (slot + 1) % lowpassTaps
+        return dot(lowpass, tail + start, lowpassTaps)
+    }
+
+    /// One GCC-PHAT update at the current end of the capture stream.
+    private func measure() -> Estimate? {
+        let end = captureCount
+        let start = end - window
+        // Loudspeaker span: lags lagMinimum ..< lagMinimum + lagCount behind the window.
+        let bStart = start - lagMinimum - lagCount + 1
+        let bCount = window + lagCount - 1
+        guard bStart >= 0, end - 1 - lagMinimum < renderCount else { return nil }
+        var renderPower: Float = 0, capturePower: Float = 0
+        for i in 0..<window {
+            let v = captureRing[(start + i) & ringMask]
+            bufferA[i] = v
+            capturePower += v * v
+        }
+        for i in window..<fftSize { bufferA[i] = 0 }
+        for j in 0..<bCount {
+            let v = renderRing[(bStart + j) & ringMask]
+            bufferB[j] = v
+            renderPower += v * v
+        }
+        for j in bCount..<fftSize { bufferB[j] = 0 }
+        renderPower /= Float(bCount)
+        capturePower /= Float(window)
+        // Far end silent (below -70 dBFS): nothing to learn.
+        guard renderPower > 1e-7, capturePower > 1e-10 else { return nil }
+
+        fft.forward(bufferA, real: aRe, imaginary: aIm)
+        fft.forward(bufferB, real: bRe, imaginary: bIm)
+        let bins = fftSize / 2 + 1
+        // Weight each hop by its energy relative to the running level: loud stretches count more
+        // than the fading ends of words, whatever the overall level.
+        renderLevel = renderLevel == 0 ? renderPower : 0.95 * renderLevel + 0.05 * renderPower
+        captureLevel = captureLevel == 0 ? capturePower : 0.95 * captureLevel + 0.05 * capturePower
+        let scale = 1 / (renderLevel * captureLevel).squareRoot()
+        let weight = Double((renderPower * capturePower).squareRoot() * scale)
+        weightSum = Double(smoothing) * weightSum + weight
+        timeSum = Double(smoothing) * timeSum + weight * Double(end - window / 2)
+        for k in 0..<bins {
+            let cr = aRe[k] * bRe[k] + aIm[k] * bIm[k]
+            let ci = aRe[k] * bIm[k] - aIm[k] * bRe[k]
+            gRe[k] = smoothing * gRe[k] + cr * scale
+            gIm[k] = smoothing * gIm[k] + ci * scale
+        }
+        averagedHops += 1
+        guard averagedHops >= 2 else { return nil }
+
+        // Phase transform within the speech band.
+        var meanMagnitude: Float = 0
+        for k in bandLow...bandHigh { meanMagnitude += (gRe[k] * gRe[k] + gIm[k] * gIm[k]).squareRoot() }
+        meanMagnitude /= Float(bandHigh - bandLow + 1)
+        guard meanMagnitude > 0 else { return nil }
+        let floor = 1e-3 * meanMagnitude
+        for k in 0..<bins {
+            if k < bandLow || k > bandHigh {
+                pRe[k] = 0
+                pIm[k] = 0
+            } else {
+                let m = (gRe[k] * gRe[k] + gIm[k] * gIm[k]).squareRoot() + floor
+                pRe[k] = gRe[k] / m
+                pIm[k] = gIm[k] / m
+            }
+        }
+        fft.inverse(real: pRe, imaginary: pIm, correlation)
+
+        var peak = 0
+        var sum: Float = 0, sumSquares: Float = 0
+        for k in 0..<lagCount {
+            let v = correlation[k]
+            if v > correlation[peak] { peak = k }
+            sum += v
+            sumSquares += v * v
+        }
+        let mean = sum / Float(lagCount)
+        let spread = max(1e-12, (sumSquares / Float(lagCount) - mean * mean).squareRoot())
+        let confidence = Double((correlation[peak] - mean) / spread)
+        let refined = refine(peak)
+        let band = Float(bandHigh - bandLow + 1)
+        let coherence = Double(correlation[peak] * Float(fftSize) / (2 * band))
+        // correlation[k] pairs the window with the loudspeaker k samples after bStart.
+        let lag = Double(lagMinimum + lagCount - 1) - refined
+        let time = weightSum > 0 ? timeSum / weightSum : Double(end)
+        return Estimate(delay: lag * Double(factor), confidence: confidence, coherence: coherence,
+                        time: Int(time * Double(factor)))
+    }
+
+    /// The maximum of the band-limited correlation near integer `peak`, by Newton's method on
+    /// q(t) = sum_k Re(P_k e^(i w_k t)).
+    private func refine(_ peak: Int) -> Double {
+        var t = Double(peak)
+        let w0 = 2 * Double.pi / Double(fftSize)
+        for _ in 0..<4 {
+            var d1 = 0.0, d2 = 0.0
+            // e^(i w_k t) by rotation from bandLow.
+            let step = w0 * t
+            var zr = Math.cos(step * Double(bandLow)), zi = Math.sin(step * Double(bandLow))
+            let rr = Math.cos(step), ri = Math.sin(step)
+            for k in bandLow...bandHigh {
+                let pr = Double(pRe[k]), pi = Double(pIm[k])
+                let w = w0 * Double(k)
+                // Re and Im of P_k z
+                let re = pr * zr - pi * zi
+                let im = pr * zi + pi * zr
+                d1 -= w * im
+                d2 -= w * w * re
+                let nr = zr * rr - zi * ri
+                zi = zr * ri + zi * rr
+                zr = nr
+            }
+            guard d2 < 0 else { break }
+            let delta = -d1 / d2
+            t += max(-0.5, min(0.5, delta))
+            if abs(delta) < 1e-4 { break }
+        }
+        return max(Double(peak) - 1, min(Double(peak) + 1, t))
+    }
+
+    /// Forgets everything.
+    func reset() {
+        renderTail.update(repeating: 0, count: 2 * lowpassTaps)
+        captureTail.update(repeating: 0, count: 2 * lowpassTaps)
+        renderPhase = 0
+        capturePhase = 0
+        renderRing.update(repeating: 0, count: ringMask + 1)
+        captureRing.update(repeating: 0, count: ringMask + 1)
+        renderCount = 0
+        captureCount = 0
+        nextHop = window
+        renderLevel = 0
+        captureLevel = 0
+        forgetAverage()
+    }
+}

@@ -1,0 +1,138 @@
+/// Decides where in the loudspeaker history the canceller's reference is read: the delay, in
+/// processing samples, from a loudspeaker sample to the microphone sample it is paired with.
+///
+/// The aim is to put the echo's direct path ``margin`` after the reference, so the canceller's
+/// tail covers the room and nothing of the echo comes before its reference (which no causal
+/// filter can cancel). Sources, in order of trust:
+///
+/// 1. a confirmed delay-estimator measurement (two agreeing hops with a clear peak);
+/// 2. the device delay the I/O layer reports, smoothed (before the estimator has locked);
+/// 3. zero.
+///
+/// Small movements of the echo inside the tail are left to the canceller, which tracks them
+/// without losing what it learned; the reference is re-placed (and the canceller reset) only
+/// when the echo leaves the band ``minimumResidual`` ... ``maximumResidual`` after the reference.
+/// Clock drift is followed continuously: the applied delay is a line,
+/// `anchorDelay + slope * (n - anchorTime)`, whose slope comes from ``DriftEstimator``.
+///
+/// Thread safety: not thread-safe; used by the I/O thread only. Nothing allocates.
+final class EchoAlignment {
+    let sampleRate: Int
+    /// Where the echo's direct path is placed after the reference, in samples.
+    let margin: Double
+    /// The band the direct path may wander in before the reference is re-placed, in samples.
+    let minimumResidual: Double
+    let maximumResidual: Double
+    /// A fixed delay (no device delay, no estimator), if configured.
+    let fixedDelay: Double?
+
+    private(set) var anchorDelay: Double
+    private(set) var anchorTime = 0
+    private(set) var slope = 0.0
+    /// Whether a drift slope has been set.
+    private(set) var hasSlope = false
+    /// The smoothed device delay, in samples (nil before the first report).
+    private(set) var deviceDelay: Double?
+    private var deviceJumpCount = 0
+    private var pendingDeviceDelay = 0.0
+    /// The last confirmed echo delay (raw streams), and whether the estimator has locked.
+    private(set) var echoDelay: Double?
+    private var candidate: Double?
+
+    init(sampleRate: Int, fixedDelay: Double?) {
+        self.sampleRate = sampleRate
+        let ms = Double(sampleRate) / 1000
+        margin = 4 * ms
+        minimumResidual = 0.5 * ms
+        maximumResidual = 32 * ms
+        self.fixedDelay = fixedDelay
+        anchorDelay = fixedDelay ?? 0
+    }
+
+    /// The reference delay for capture sample `n`.
+    @inline(__always)
+    func delay(at n: Int) -> Double { max(0, anchorDelay + slope * Double(n - anchorTime)) }
+
+    /// Whether the estimator's measurements are steering the alignment.
+    var isLocked: Bool { echoDelay != nil }
+
+    /// Takes the device delay reported for the period starting at capture sample `time`.
+    /// Returns whether the reference moved by more than a millisecond.
+    @discardableResult
+    func updateDevice(delay reported: Double, at time: Int) -> Bool {
+        guard fixedDelay == nil else { return false }
+        guard let current = deviceDelay else {
+            deviceDelay = reported
+            if !isLocked { place(reported - margin, at: time) }
+            return false
+        }
+        let ms = Double(sampleRate) / 1000
+        if abs(reported - current) > 2 * ms {
+            // A step (an xrun, a device restart) once it has persisted for five periods.
+            if deviceJumpCount > 0 && abs(reported - pendingDeviceDelay) <= 2 * ms {
+                deviceJumpCount += 1
+            } else {
+                deviceJumpCount = 1
+                pendingDeviceDelay = reported
+            }
+            guard deviceJumpCount >= 5 else { return false }
+            deviceJumpCount = 0
+            let step = reported - current
+            deviceDelay = reported
+            // The echo moved with the device: move the reference by as much, and the estimate too.
+            place(delay(at: time) + step, at: time)
+            if let e = echoDelay { echoDelay = e + step }
+            candidate = nil
+            return abs(step) > ms
+        }
+        deviceJumpCount = 0
+        // Jitter of a period or so: follow slowly.
+        let smoothed = current + 0.02 * (reported - current)
+        deviceDelay = smoothed
+        if !isLocked { place(smoothed - margin, at: time) }
+        return false
+    }
+
+    /// Takes a delay-estimator measurement. Returns whether the reference was re-placed far
+    /// enough that the canceller should start over.
+    func updateEstimate(delay measured: Double, confidence: Double, at time: Int) -> Bool {
+        guard fixedDelay == nil else { return false }
+        let ms = Double(sampleRate) / 1000
+        guard confidence >= 7 else { return false }
+        // Two agreeing measurements in a row confirm a delay.
+        defer { candidate = measured }
+        guard let previous = candidate, abs(previous - measured) <= ms else { return false }
+        echoDelay = measured
+        let residual = measured - delay(at: time)
+        guard residual < minimumResidual || residual > maximumResidual else { return false }
+        let moved = abs(measured - margin - delay(at: time))
+        place(measured - margin, at: time)
+        return moved > ms
+    }
+
+    /// Follows a clock drift of `slope` samples per sample from capture sample `time` on.
+    func setSlope(_ newSlope: Double, at time: Int) {
+        guard fixedDelay == nil else { return }
+        anchorDelay = delay(at: time)
+        anchorTime = time
+        slope = newSlope
+        hasSlope = true
+    }
+
+    private func place(_ value: Double, at time: Int) {
+        anchorDelay = max(0, value)
+        anchorTime = time
+    }
+
+    /// Forgets everything learned (keeps a fixed delay).
+    func reset() {
+        anchorDelay = fixedDelay ?? 0
+        anchorTime = 0
+        slope = 0
+        hasSlope = false
+        deviceDelay = nil
+        echoDelay = nil
+        candidate = nil
+        deviceJumpCount = 0
+    }
+}

@@ -1,0 +1,125 @@
+/// Watches the echo canceller from outside: how much echo it removes (ERLE, from its input and
+/// output energies while the far end plays) and whether it has diverged (its output louder
+/// than its input for a tenth of a second, which only a wrong filter does).
+///
+/// Thread safety: not thread-safe; used by the I/O thread only. Nothing allocates.
+final class CancellerMonitor {
+    enum Verdict { case normal, diverged }
+
+    let frameSize: Int
+    /// Far-end frame energy (16-bit units, summed over a frame) above which the far end is
+    /// active: -50 dBFS mean power.
+    private let farThreshold: Double
+    private var captureAverage = 0.0
+    private var outputAverage = 0.0
+    private var hasAverage = false
+    private var divergentFrames = 0
+
+    init(frameSize: Int, sampleRate: Int) {
+        self.frameSize = frameSize
+        farThreshold = Double(frameSize) * 32768 * 32768 * 1e-5
+    }
+
+    /// The linear stage's echo return loss enhancement, dB (nil before far-end activity).
+    var erleDB: Double? {
+        guard hasAverage, outputAverage > 0 else { return nil }
+        return 10 * Math.log10(max(captureAverage, 1) / outputAverage)
+    }
+
+    func update(capture: UnsafePointer<Int16>, reference: UnsafePointer<Int16>, output: UnsafePointer<Int16>) -> Verdict {
+        var sd = 0.0, sx = 0.0, se = 0.0
+        for i in 0..<frameSize {
+            let d = Double(capture[i]), x = Double(reference[i]), e = Double(output[i])
+            sd += d * d
+            sx += x * x
+            se += e * e
+        }
+        guard sx > farThreshold else {
+            divergentFrames = 0
+            return .normal
+        }
+        // About a second of far-end activity.
+        let a = hasAverage ? 0.02 : 1
+        captureAverage += a * (sd - captureAverage)
+        outputAverage += a * (se - outputAverage)
+        hasAverage = true
+        if se > 2 * sd + Double(frameSize) * 100 {
+            divergentFrames += 1
+            if divergentFrames >= 10 {
+                divergentFrames = 0
+                return .diverged
+            }
+        } else {
+            divergentFrames = 0
+        }
+        return .normal
+    }
+
+    func reset() {
+        divergentFrames = 0
+    }
+}
+
+/// Who is talking: the far end (render level), the near end (the preprocessor's VAD), and
+/// speech while muted (an onset after 150 ms of speech, an end after 500 ms without).
+///
+/// Thread safety: not thread-safe; used by the I/O thread only. Nothing allocates.
+final class ActivityTracker {
+    private let frameDuration: Double
+    /// Frames since the far end or the near end last talked.
+    private var framesSinceFar = Int.max / 2
+    private var framesSinceNear = Int.max / 2
+    private var speechRun = 0
+    private var silenceRun = 0
+    private(set) var isNearEndActive = false
+    private(set) var isSpeakingWhileMuted = false
+    private(set) var mutedSpeechEvents = 0
+    private let sampleRate: Double
+
+    init(frameDuration: Double, sampleRate: Int) {
+        self.frameDuration = frameDuration
+        self.sampleRate = Double(sampleRate)
+    }
+
+    /// Takes loudspeaker samples (full scale 1.0).
+    func render(_ x: UnsafePointer<Float>, _ n: Int) {
+        var e: Float = 0
+        for i in 0..<n { e += x[i] * x[i] }
+        // -50 dBFS mean power over the period.
+        if n > 0 && e / Float(n) > 1e-5 {
+            framesSinceFar = 0
+        } else {
+            framesSinceFar += max(1, Int(Double(n) / sampleRate / frameDuration))
+        }
+    }
+
+    /// Takes one frame's voice-activity decision.
+    func nearEnd(speech: Bool, muted: Bool) {
+        isNearEndActive = speech
+        framesSinceNear = speech ? 0 : framesSinceNear + 1
+        guard muted else {
+            speechRun = 0
+            silenceRun = 0
+            isSpeakingWhileMuted = false
+            return
+        }
+        if speech {
+            speechRun += 1
+            silenceRun = 0
+            if !isSpeakingWhileMuted && Double(speechRun) * frameDuration >= 0.15 {
+                isSpeakingWhileMuted = true
+                mutedSpeechEvents += 1
+            }
+        } else {
+            silenceRun += 1
+            speechRun = 0
+            if isSpeakingWhileMuted && Double(silenceRun) * frameDuration >= 0.5 { isSpeakingWhileMuted = false }
+        }
+    }
+
+    /// Whether either side talked within the last half second (for advanced ducking).
+    var isConversationActive: Bool {
+        let hold = Int(0.5 / frameDuration)
+        return framesSinceFar <= hold || framesSinceNear <= hold
+    }
+}

@@ -1,0 +1,157 @@
+/// The session modes the unit distinguishes: it processes in the two chat modes and is
+/// transparent (leaves the capture untouched) in every other.
+///
+/// Thread safety: a value type; safe from any thread.
+public enum VoiceProcessingMode: UInt8, Sendable, CaseIterable {
+    /// A voice call (echo cancellation, noise suppression, AGC).
+    case voiceChat
+    /// A video call: processed like ``voiceChat``.
+    case videoChat
+    /// Any other mode: the unit passes the capture through bit-exactly.
+    case other
+
+    /// Whether the unit processes in this mode.
+    public var isProcessing: Bool { self != .other }
+}
+
+/// How much other audio (not the call) is turned down while voice processing runs, as on
+/// Apple's voice-processing unit.
+///
+/// Thread safety: a value type; safe from any thread.
+public enum DuckingLevel: UInt8, Sendable, CaseIterable {
+    /// The historical amount: -20 dB.
+    case `default`
+    /// The least ducking: -6 dB.
+    case min
+    /// Medium: -14 dB.
+    case mid
+    /// The most: -30 dB.
+    case max
+
+    /// The gain applied to other audio, in dB.
+    public var gainDB: Double {
+        switch self {
+        case .default: -20
+        case .min: -6
+        case .mid: -14
+        case .max: -30
+        }
+    }
+}
+
+/// Ducking of other audio: a level, and whether to duck only while someone talks.
+///
+/// Thread safety: a value type; safe from any thread.
+public struct OtherAudioDucking: Sendable, Equatable {
+    /// With advanced ducking, other audio is ducked only while either side of the call talks
+    /// (and for half a second after); otherwise it is ducked for as long as processing runs.
+    public var isAdvanced: Bool
+    public var level: DuckingLevel
+
+    public init(isAdvanced: Bool = false, level: DuckingLevel = .default) {
+        self.isAdvanced = isAdvanced
+        self.level = level
+    }
+}
+
+/// How the unit places the loudspeaker reference against the echo.
+///
+/// Thread safety: a value type; safe from any thread.
+public enum EchoDelayMode: Sendable, Equatable {
+    /// The device delay from ``VoiceProcessingTiming``, refined by the delay estimator.
+    case automatic
+    /// A fixed delay in seconds from the loudspeaker signal to its echo; device delays and
+    /// the estimator are ignored (for benches and known setups).
+    case fixed(Double)
+}
+
+/// Which echo canceller the unit runs.
+///
+/// Thread safety: a value type; safe from any thread.
+public enum EchoCancellerBackend: Sendable, Equatable {
+    /// SpeexDSP's MDF canceller with this tail, in seconds.
+    case speex(tail: Double)
+    /// No cancellation (alignment, suppression and the rest still run).
+    case passthrough
+}
+
+/// Setup-time configuration of a ``VoiceProcessingUnit``.
+///
+/// Thread safety: a value type; safe from any thread.
+public struct VoiceProcessingConfiguration: Sendable, Equatable {
+    /// The device's sampling rate (capture and playback), in Hz.
+    public var deviceSampleRate: Int
+    /// The rate the canceller and preprocessor run at: 16000 (default) or 48000 Hz.
+    public var processingSampleRate: Int
+    /// Device frames per ``VoiceProcessingUnit/process(capture:render:timing:)`` call, at most.
+    public var maximumFramesPerPeriod: Int
+    /// Processing frame in seconds: 0.01 (default) or 0.02.
+    public var frameDuration: Double
+    public var echoCanceller: EchoCancellerBackend
+    public var delay: EchoDelayMode
+    /// Whether clock drift between playback and capture is estimated and compensated.
+    public var compensatesDrift: Bool
+    /// The longest echo delay searched beyond the device delay, in seconds.
+    public var maximumEchoDelay: Double
+    /// Residual echo suppression after the linear canceller (SpeexDSP preprocessor).
+    public var suppressesResidualEcho: Bool
+    /// Noise suppression (SpeexDSP preprocessor).
+    public var suppressesNoise: Bool
+    /// Whether AGC starts on (it can be switched at run time).
+    public var agcEnabled: Bool
+    public var mode: VoiceProcessingMode
+    public var ducking: OtherAudioDucking
+
+    public init(deviceSampleRate: Int = 16000, processingSampleRate: Int = 16000, maximumFramesPerPeriod: Int = 4096,
+                frameDuration: Double = 0.01, echoCanceller: EchoCancellerBackend = .speex(tail: 0.256),
+                delay: EchoDelayMode = .automatic, compensatesDrift: Bool = true, maximumEchoDelay: Double = 0.5,
+                suppressesResidualEcho: Bool = true, suppressesNoise: Bool = true, agcEnabled: Bool = true,
+                mode: VoiceProcessingMode = .voiceChat, ducking: OtherAudioDucking = OtherAudioDucking()) {
+        self.deviceSampleRate = deviceSampleRate
+        self.processingSampleRate = processingSampleRate
+        self.maximumFramesPerPeriod = maximumFramesPerPeriod
+        self.frameDuration = frameDuration
+        self.echoCanceller = echoCanceller
+        self.delay = delay
+        self.compensatesDrift = compensatesDrift
+        self.maximumEchoDelay = maximumEchoDelay
+        self.suppressesResidualEcho = suppressesResidualEcho
+        self.suppressesNoise = suppressesNoise
+        self.agcEnabled = agcEnabled
+        self.mode = mode
+        self.ducking = ducking
+    }
+}
+
+/// What the I/O thread knows about the device timing of one period, from `snd_pcm_delay`.
+///
+/// Together they give the delay from writing a loudspeaker frame to reading its echo (before
+/// the acoustic path): `playbackDelayFrames + captureDelayFrames`.
+///
+/// Thread safety: a value type; safe from any thread.
+public struct VoiceProcessingTiming: Sendable, Equatable {
+    /// Frames queued in the playback device ahead of this period's first render frame when it
+    /// was written (`snd_pcm_delay` on playback just before the write).
+    public var playbackDelayFrames: Int
+    /// Frames in the capture device when this period was read, the period itself included
+    /// (`snd_pcm_delay` on capture just before the read): the first capture frame is that old.
+    public var captureDelayFrames: Int
+
+    public init(playbackDelayFrames: Int = 0, captureDelayFrames: Int = 0) {
+        self.playbackDelayFrames = playbackDelayFrames
+        self.captureDelayFrames = captureDelayFrames
+    }
+
+    /// No known device delay (offline processing).
+    public static let zero = VoiceProcessingTiming()
+
+    /// Frames from writing a render frame to reading its echo, acoustics aside.
+    public var deviceDelayFrames: Int { max(0, playbackDelayFrames) + max(0, captureDelayFrames) }
+}
+
+/// An invalid voice-processing configuration, or a backend that failed to start.
+public struct VoiceProcessingError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { "voice processing: \(message)" }
+}

@@ -1,0 +1,450 @@
+import SpeexDSP
+import Synchronization
+
+/// The uplink voice processing of a call, run by the I/O thread once per period, in the spirit
+/// of Apple's voice-processing I/O unit.
+///
+/// Per period the I/O thread hands over the capture it just read and the render it just wrote:
+///
+/// 1. both are converted to the processing rate (SpeexDSP resampler, when the device runs at
+///    another rate); the render goes into a history ring;
+/// 2. the capture is cut into 10 ms frames; for each, the reference is read from the ring at the
+///    echo's delay (``EchoAlignment``: device delay, refined by ``DelayEstimator``, with clock
+///    drift from ``DriftEstimator`` followed by fractional, windowed-sinc reads);
+/// 3. the echo canceller (``EchoCanceller``, SpeexDSP MDF by default) removes the echo; a monitor
+///    watches its input and output energies (ERLE, divergence);
+/// 4. the SpeexDSP preprocessor suppresses residual echo and noise, applies AGC and detects voice;
+/// 5. the result goes back, at the device rate, into the capture buffer.
+///
+/// In bypass the capture is left bit-exact (the processing still runs, so nothing has to
+/// re-converge when bypass ends); when muted the capture becomes zeros while voice activity is
+/// still detected and reported (``VoiceProcessingStatistics/speechWhileMutedEvents``). In modes
+/// other than voice or video chat the unit is transparent and does nothing.
+///
+/// Thread safety: create and configure it on any thread; then exactly one thread (the I/O
+/// thread) calls ``process(capture:render:timing:)``. The control properties (``isBypassed``,
+/// ``isInputMuted``, ``isAGCEnabled``, ``mode``, ``ducking``) and ``statistics`` may be used from
+/// any thread at any time: they are atomics. `process` does not allocate, lock, log or touch
+/// Swift concurrency; all its memory is allocated in `init`.
+public final class VoiceProcessingUnit {
+    public let configuration: VoiceProcessingConfiguration
+    private let shared = SharedState()
+
+    // MARK: I/O-thread state (touched only by `process` and what it calls)
+
+    private let canceller: any EchoCanceller
+    private var preprocessor: SpeexPreprocessor
+    private let captureDown: Resampler?
+    private let renderDown: Resampler?
+    private let captureUp: Resampler?
+    private let frame: Int
+    private let inFIFO: SampleFIFO<Int16>
+    private let outFIFO: SampleFIFO<Int16>
+    private let linearFIFO: SampleFIFO<Int16>
+    private let deviceFIFO: SampleFIFO<Int16>?
+    private let ring: ReferenceRing
+    private let estimator: DelayEstimator?
+    private let drift: DriftEstimator?
+    private let alignment: EchoAlignment
+    private let monitor: CancellerMonitor
+    private let activity: ActivityTracker
+
+    private let renderScratch: UnsafeMutablePointer<Int16>
+    private let captureScratch: UnsafeMutablePointer<Int16>
+    private let floatScratch: UnsafeMutablePointer<Float>
+    private let processedScratch: UnsafeMutablePointer<Int16>
+    private let deviceScratch: UnsafeMutablePointer<Int16>
+    private let frameIn: UnsafeMutablePointer<Int16>
+    private let frameReference: UnsafeMutablePointer<Int16>
+    private let frameOut: UnsafeMutablePointer<Int16>
+    private let referenceFloat: UnsafeMutablePointer<Float>
+    private let captureFloat: UnsafeMutablePointer<Float>
+    private let scratchCapacity: Int
+
+    /// Capture samples (processing rate) consumed into frames so far.
+    private var captureIndex = 0
+    private var appliedAGC: Bool
+    private var wasTransparent = false
+
+    /// Builds the unit and everything it will need; nothing is allocated after this.
+    public init(configuration c: VoiceProcessingConfiguration, canceller custom: (any EchoCanceller)? = nil) throws(VoiceProcessingError) {
+        guard [16000, 48000].contains(c.processingSampleRate) else {
+            throw VoiceProcessingError("processing rate \(c.processingSampleRate) Hz must be 16000 or 48000")
+        }
+        guard (8000...192_000).contains(c.deviceSampleRate) else { throw VoiceProcessingError("device rate \(c.deviceSampleRate) Hz") }
+        guard c.frameDuration == 0.01 || c.frameDuration == 0.02 else { throw VoiceProcessingError("frame must be 10 or 20 ms") }
+        guard (1...65536).contains(c.maximumFramesPerPeriod) else { throw VoiceProcessingError("period of \(c.maximumFramesPerPeriod) frames") }
+        guard (0.05...2).contains(c.maximumEchoDelay) else { throw VoiceProcessingError("maximum echo delay must be in 0.05...2 s") }
+        configuration = c
+        let fp = c.processingSampleRate, fd = c.deviceSampleRate
+        frame = Int(Double(fp) * c.frameDuration)
+
+        if let custom {
+            guard custom.frameSize == frame, custom.sampleRate == fp else {
+                throw VoiceProcessingError("canceller must take \(frame)-sample frames at \(fp) Hz")
+            }
+            canceller = custom
+        } else {
+            switch c.echoCanceller {
+            case .speex(let tail):
+                guard (0.02...1).contains(tail) else { throw VoiceProcessingError("tail \(tail) s must be in 0.02...1") }
+                do {
+                    canceller = try SpeexMDFEchoCanceller(frameSize: frame, tailLength: Int(tail * Double(fp)), sampleRate: fp)
+                } catch { throw VoiceProcessingError("echo canceller: \(error)") }
+            case .passthrough:
+                canceller = PassthroughEchoCanceller(frameSize: frame, sampleRate: fp)
+            }
+        }
+        do {
+            preprocessor = try SpeexPreprocessor(frameSize: frame, sampleRate: fp)
+            try preprocessor.setDenoise(c.suppressesNoise)
+            try preprocessor.setNoiseSuppress(dB: -20)
+            try preprocessor.setAGC(c.agcEnabled)
+            try preprocessor.setAGCMaxGain(dB: 20)
+            try preprocessor.setVAD(true)
+            if c.suppressesResidualEcho, let speex = canceller as? SpeexMDFEchoCanceller {
+                preprocessor.attach(speex.canceller)
+            }
+            if fd != fp {
+                captureDown = try Resampler(from: fd, to: fp)
+                renderDown = try Resampler(from: fd, to: fp)
+                captureUp = try Resampler(from: fp, to: fd)
+            } else {
+                captureDown = nil
+                renderDown = nil
+                captureUp = nil
+            }
+        } catch { throw VoiceProcessingError("SpeexDSP: \(error)") }
+        appliedAGC = c.agcEnabled
+
+        // Buffers: a period at either rate plus resampler slack and a frame of framing.
+        let periodAtProcessing = (c.maximumFramesPerPeriod * fp + fd - 1) / fd
+        scratchCapacity = max(periodAtProcessing, c.maximumFramesPerPeriod) + 2 * frame + 64
+        inFIFO = SampleFIFO(capacity: scratchCapacity + frame)
+        outFIFO = SampleFIFO(capacity: 2 * scratchCapacity + 2 * frame)
+        linearFIFO = SampleFIFO(capacity: 2 * scratchCapacity + 2 * frame)
+        deviceFIFO = fd != fp ? SampleFIFO(capacity: 2 * scratchCapacity + 2 * frame) : nil
+        renderScratch = .allocate(capacity: scratchCapacity)
+        captureScratch = .allocate(capacity: scratchCapacity)
+        floatScratch = .allocate(capacity: scratchCapacity)
+        processedScratch = .allocate(capacity: 2 * scratchCapacity)
+        deviceScratch = .allocate(capacity: 2 * scratchCapacity)
+        frameIn = .allocate(capacity: frame)
+        frameReference = .allocate(capacity: frame)
+        frameOut = .allocate(capacity: frame)
+        referenceFloat = .allocate(capacity: frame)
+        captureFloat = .allocate(capacity: frame)
+        renderScratch.initialize(repeating: 0, count: scratchCapacity)
+        captureScratch.initialize(repeating: 0, count: scratchCapacity)
+        floatScratch.initialize(repeating: 0, count: scratchCapacity)
+        processedScratch.initialize(repeating: 0, count: 2 * scratchCapacity)
+        deviceScratch.initialize(repeating: 0, count: 2 * scratchCapacity)
+        referenceFloat.initialize(repeating: 0, count: frame)
+        captureFloat.initialize(repeating: 0, count: frame)
+        frameIn.initialize(repeating: 0, count: frame)
+        frameReference.initialize(repeating: 0, count: frame)
+        frameOut.initialize(repeating: 0, count: frame)
+
+        let fixed: Double? = if case .fixed(let seconds) = c.delay { seconds * Double(fp) } else { nil }
+        alignment = EchoAlignment(sampleRate: fp, fixedDelay: fixed)
+        if fixed == nil {
+            estimator = DelayEstimator(processingRate: fp, maximumLag: c.maximumEchoDelay)
+            drift = c.compensatesDrift ? DriftEstimator(sampleRate: fp) : nil
+        } else {
+            estimator = nil
+            drift = nil
+        }
+        // History for the largest delay the estimator can report, plus a period.
+        let maxDelay = (fixed ?? 0) + Double(estimator?.maximumMinimumLag ?? 0) + c.maximumEchoDelay * Double(fp)
+        ring = ReferenceRing(span: Int(maxDelay) + 2 * scratchCapacity)
+        monitor = CancellerMonitor(frameSize: frame, sampleRate: fp)
+        activity = ActivityTracker(frameDuration: c.frameDuration, sampleRate: fp)
+
+        shared.agc.store(c.agcEnabled, ordering: .relaxed)
+        shared.mode.store(c.mode.rawValue, ordering: .relaxed)
+        shared.duckingAdvanced.store(c.ducking.isAdvanced, ordering: .relaxed)
+        shared.duckingLevel.store(c.ducking.level.rawValue, ordering: .relaxed)
+    }
+
+    deinit {
+        renderScratch.deallocate(); captureScratch.deallocate(); floatScratch.deallocate()
+        processedScratch.deallocate(); deviceScratch.deallocate()
+        frameIn.deallocate(); frameReference.deallocate(); frameOut.deallocate()
+        referenceFloat.deallocate(); captureFloat.deallocate()
+    }
+
+    // MARK: Controls (any thread)
+
+    /// Leaves the capture untouched (bit-exact) while processing continues in the background.
+    public var isBypassed: Bool {
+        get { shared.bypass.load(ordering: .relaxed) }
+        set { shared.bypass.store(newValue, ordering: .relaxed) }
+    }
+
+    /// Sends zeros uplink; voice activity is still detected, and speech is reported as events.
+    public var isInputMuted: Bool {
+        get { shared.muted.load(ordering: .relaxed) }
+        set { shared.muted.store(newValue, ordering: .relaxed) }
+    }
+
+    /// Automatic gain control (on by default); takes effect at the next period.
+    public var isAGCEnabled: Bool {
+        get { shared.agc.load(ordering: .relaxed) }
+        set { shared.agc.store(newValue, ordering: .relaxed) }
+    }
+
+    /// The session mode; in modes other than voice and video chat the unit is transparent.
+    public var mode: VoiceProcessingMode {
+        get { VoiceProcessingMode(rawValue: shared.mode.load(ordering: .relaxed)) ?? .other }
+        set { shared.mode.store(newValue.rawValue, ordering: .relaxed) }
+    }
+
+    /// Ducking of other audio; read the resulting gain from ``statistics``.
+    public var ducking: OtherAudioDucking {
+        get {
+            OtherAudioDucking(isAdvanced: shared.duckingAdvanced.load(ordering: .relaxed),
+                              level: DuckingLevel(rawValue: shared.duckingLevel.load(ordering: .relaxed)) ?? .default)
+        }
+        set {
+            shared.duckingAdvanced.store(newValue.isAdvanced, ordering: .relaxed)
+            shared.duckingLevel.store(newValue.level.rawValue, ordering: .relaxed)
+        }
+    }
+
+    /// What the unit measures now.
+    public var statistics: VoiceProcessingStatistics {
+        let fp = Double(configuration.processingSampleRate)
+        return VoiceProcessingStatistics(
+            estimatedDelayMs: SharedState.load(shared.estimatedDelay).map { $0 / fp * 1000 },
+            deviceDelayMs: SharedState.load(shared.deviceDelay).map { $0 / fp * 1000 },
+            referenceDelayMs: (SharedState.load(shared.referenceDelay) ?? 0) / fp * 1000,
+            driftPPM: SharedState.load(shared.drift),
+            erleDB: SharedState.load(shared.erle),
+            isVoiceActive: shared.voiceActive.load(ordering: .relaxed),
+            speechWhileMutedEvents: shared.mutedSpeechEvents.load(ordering: .relaxed),
+            isSpeakingWhileMuted: shared.speakingWhileMuted.load(ordering: .relaxed),
+            isBypassed: isBypassed, isInputMuted: isInputMuted, isAGCEnabled: isAGCEnabled, mode: mode,
+            otherAudioGain: Float(bitPattern: shared.otherAudioGain.load(ordering: .relaxed)),
+            cancellerResets: shared.resets.load(ordering: .relaxed),
+            framesProcessed: shared.frames.load(ordering: .relaxed),
+            addedLatencyMs: (SharedState.load(shared.addedLatency) ?? 0) * 1000)
+    }
+
+    // MARK: Processing (I/O thread)
+
+    /// Processes one period: `capture` (the period just read) in place, against `render` (the
+    /// period just written to the playback device). Both hold the same number of frames, at
+    /// most ``VoiceProcessingConfiguration/maximumFramesPerPeriod``.
+    public func process(capture: UnsafeMutableBufferPointer<Int16>, render: UnsafeBufferPointer<Int16>,
+                        timing: VoiceProcessingTiming) {
+        process(capture: capture, render: render, timing: timing, linearOutput: nil)
+    }
+
+    /// ``process(capture:render:timing:)`` that also copies the linear canceller's output (before
+    /// the preprocessor) to `linearOutput`, for benches. Needs equal device and processing rates.
+    public func process(capture: UnsafeMutableBufferPointer<Int16>, render: UnsafeBufferPointer<Int16>,
+                        timing: VoiceProcessingTiming, linearOutput: UnsafeMutableBufferPointer<Int16>?) {
+        let n = capture.count
+        precondition(render.count == n, "capture and render periods must have the same length")
+        precondition(n <= configuration.maximumFramesPerPeriod, "period longer than maximumFramesPerPeriod")
+        precondition(linearOutput == nil || (linearOutput!.count == n && deviceFIFO == nil),
+                     "the linear output needs equal rates and the period's length")
+        guard n > 0, let captureBase = capture.baseAddress, let renderBase = render.baseAddress else { return }
+        guard mode.isProcessing else {
+            wasTransparent = true
+            return
+        }
+        if wasTransparent { restart() }
+        applyControls()
+
+        // 1. Render to the processing rate, into the history ring and the delay estimator.
+        let fp = configuration.processingSampleRate, fd = configuration.deviceSampleRate
+        let renderCount = convert(renderBase, n, with: renderDown, into: renderScratch)
+        for i in 0..<renderCount { floatScratch[i] = Float(renderScratch[i]) * (1 / 32768) }
+        ring.write(floatScratch, renderCount)
+        estimator?.pushRender(floatScratch, renderCount)
+        activity.render(floatScratch, renderCount)
+
+        // 2. Capture to the processing rate, queued for framing.
+        let captureCount = convert(UnsafePointer(captureBase), n, with: captureDown, into: captureScratch)
+        inFIFO.push(captureScratch, captureCount)
+
+        // 3. The device delay, at the processing rate.
+        if case .automatic = configuration.delay {
+            let reported = Double(timing.deviceDelayFrames) * Double(fp) / Double(fd)
+            alignment.updateDevice(delay: reported, at: captureIndex)
+            if let device = alignment.deviceDelay {
+                estimator?.setSearchStart(Int(device) - 50 * fp / 1000)
+            }
+        }
+
+        // 4. Frames.
+        while inFIFO.count >= frame { processFrame() }
+
+        // 5. Back to the device, with whatever latency framing and rate conversion need.
+        if let deviceFIFO, let captureUp {
+            let ready = outFIFO.count
+            outFIFO.pop(into: processedScratch, ready)
+            let produced = captureUp.convert(processedScratch, ready, into: deviceScratch, capacity: 2 * scratchCapacity)
+            deviceFIFO.push(deviceScratch, produced)
+            if deviceFIFO.count < n {
+                deviceFIFO.pushZeros(n - deviceFIFO.count)
+            }
+            deviceFIFO.pop(into: isBypassed ? deviceScratch : captureBase, n)
+            linearFIFO.removeAll()
+        } else {
+            if outFIFO.count < n {
+                linearFIFO.pushZeros(n - outFIFO.count)
+                outFIFO.pushZeros(n - outFIFO.count)
+            }
+            outFIFO.pop(into: isBypassed ? deviceScratch : captureBase, n)
+            linearFIFO.pop(into: linearOutput?.baseAddress ?? deviceScratch, n)
+        }
+        publish()
+    }
+
+    /// Converts `n` device samples to the processing rate (or copies them).
+    private func convert(_ input: UnsafePointer<Int16>, _ n: Int, with resampler: Resampler?,
+                         into output: UnsafeMutablePointer<Int16>) -> Int {
+        guard let resampler else {
+            output.update(from: input, count: n)
+            return n
+        }
+        return resampler.convert(input, n, into: output, capacity: scratchCapacity)
+    }
+
+    private func processFrame() {
+        inFIFO.pop(into: frameIn, frame)
+        let n0 = captureIndex
+
+        // The reference, read at the echo's delay (fractional when drifting).
+        var d = alignment.delay(at: n0)
+        var step = 1 - alignment.slope
+        if d < Double(SincKernel.halfTaps) {
+            d = d.rounded(.down)
+            step = 1
+        }
+        ring.read(from: Double(n0) - d, step: step, count: frame, into: referenceFloat)
+        for i in 0..<frame {
+            frameReference[i] = Int16(clamping: Int((referenceFloat[i] * 32768).rounded()))
+        }
+
+        canceller.cancel(capture: UnsafeBufferPointer(start: frameIn, count: frame),
+                         reference: UnsafeBufferPointer(start: frameReference, count: frame),
+                         output: UnsafeMutableBufferPointer(start: frameOut, count: frame))
+        for i in 0..<frame { captureFloat[i] = Float(frameIn[i]) * (1 / 32768) }
+        if monitor.update(capture: frameIn, reference: frameReference, output: frameOut) == .diverged {
+            canceller.reset()
+            shared.resets.add(1, ordering: .relaxed)
+        }
+        // Delay and drift, from the raw streams.
+        if let estimator {
+            if let e = estimator.pushCapture(captureFloat, frame) {
+                if alignment.updateEstimate(delay: e.delay, confidence: e.confidence, at: e.time) {
+                    canceller.reset()
+                    monitor.reset()
+                    shared.resets.add(1, ordering: .relaxed)
+                }
+                if let drift, e.confidence >= 7 {
+                    drift.add(time: e.time, delay: e.delay)
+                    if drift.isConfident { alignment.setSlope(drift.slope, at: n0 + frame) }
+                }
+            }
+        }
+
+        linearFIFO.push(frameOut, frame)
+        let speech = preprocessor.process(UnsafeMutableBufferPointer(start: frameOut, count: frame))
+        activity.nearEnd(speech: speech, muted: isInputMuted)
+        if isInputMuted { frameOut.update(repeating: 0, count: frame) }
+        outFIFO.push(frameOut, frame)
+        captureIndex += frame
+        shared.frames.add(1, ordering: .relaxed)
+    }
+
+    /// Applies control changes made by other threads.
+    private func applyControls() {
+        let agc = isAGCEnabled
+        if agc != appliedAGC {
+            // A ctl call; it cannot fail for a valid state (only a failure would build an error).
+            try? preprocessor.setAGC(agc)
+            appliedAGC = agc
+        }
+    }
+
+    /// Starts the streams over after a stretch in a transparent mode: the device and its delays
+    /// may have changed meanwhile, so alignment and canceller start from scratch too.
+    private func restart() {
+        wasTransparent = false
+        inFIFO.removeAll()
+        outFIFO.removeAll()
+        linearFIFO.removeAll()
+        deviceFIFO?.removeAll()
+        ring.reset()
+        estimator?.reset()
+        drift?.reset()
+        alignment.reset()
+        monitor.reset()
+        canceller.reset()
+        captureDown?.reset()
+        renderDown?.reset()
+        captureUp?.reset()
+        captureIndex = 0
+    }
+
+    /// Stores the statistics for other threads.
+    private func publish() {
+        let fp = Double(configuration.processingSampleRate)
+        SharedState.store(alignment.echoDelay ?? alignment.deviceDelay, shared.estimatedDelay)
+        SharedState.store(alignment.deviceDelay, shared.deviceDelay)
+        SharedState.store(alignment.delay(at: captureIndex), shared.referenceDelay)
+        // The drift being compensated (the last confident estimate), nil before the first.
+        SharedState.store(alignment.hasSlope ? alignment.slope / (1 - alignment.slope) * 1e6 : nil, shared.drift)
+        SharedState.store(monitor.erleDB, shared.erle)
+        shared.voiceActive.store(activity.isNearEndActive, ordering: .relaxed)
+        shared.mutedSpeechEvents.store(activity.mutedSpeechEvents, ordering: .relaxed)
+        shared.speakingWhileMuted.store(activity.isSpeakingWhileMuted, ordering: .relaxed)
+        let level = ducking
+        let gainDB = level.isAdvanced && !activity.isConversationActive ? 0 : level.level.gainDB
+        shared.otherAudioGain.store(Float(Math.pow(10, gainDB / 20)).bitPattern, ordering: .relaxed)
+        // Output queued beyond what the period took, plus the preprocessor's frame of overlap.
+        let queued = Double(deviceFIFO?.count ?? outFIFO.count) / Double(configuration.deviceSampleRate)
+        SharedState.store(queued + Double(frame) / fp + resamplerLatency, shared.addedLatency)
+    }
+
+    private var resamplerLatency: Double {
+        guard let captureDown, let captureUp else { return 0 }
+        return Double(captureDown.outputLatency) / Double(configuration.processingSampleRate)
+            + Double(captureUp.outputLatency) / Double(configuration.deviceSampleRate)
+    }
+}
+
+// The unit is handed from the thread that creates it to the I/O thread. Its I/O-thread state
+// is touched only by `process`, which one thread calls at a time (the documented contract,
+// like any real-time callback's); everything other threads touch is in `SharedState`, atomics.
+extension VoiceProcessingUnit: @unchecked Sendable {}
+
+/// A SpeexDSP resampler in a class, so the unit can hold an optional one. Quality 3 (SpeexDSP's
+/// VoIP setting): about 1.5 ms each way between 48 and 16 kHz, on the uplink's latency budget.
+final class Resampler {
+    let resampler: SpeexResampler
+
+    init(from input: Int, to output: Int) throws(SpeexError) {
+        resampler = try SpeexResampler(channels: 1, inputRate: input, outputRate: output, quality: 3)
+    }
+
+    /// Converts all of `input`; returns the samples written to `output`.
+    func convert(_ input: UnsafePointer<Int16>, _ n: Int, into output: UnsafeMutablePointer<Int16>, capacity: Int) -> Int {
+        var consumed = 0, produced = 0
+        while consumed < n && produced < capacity {
+            let r = resampler.process(input: UnsafeBufferPointer(start: input + consumed, count: n - consumed),
+                                      output: UnsafeMutableBufferPointer(start: output + produced, count: capacity - produced))
+            consumed += r.consumed
+            produced += r.produced
+            if r.consumed == 0 && r.produced == 0 { break }
+        }
+        return produced
+    }
+
+    var outputLatency: Int { resampler.outputLatency }
+    func reset() { resampler.reset() }
+}

@@ -1,0 +1,117 @@
+import AudioAnalysis
+import RoomAcoustics
+import Testing
+import TestSupport
+@testable import VoiceProcessing
+
+private let smallRoom = ShoeboxRoom(size: Point3(3.2, 2.6, 2.4), rt60: 0.2)
+
+/// Runs a delay estimator (and a drift estimator) over far-end speech and its echo.
+private func estimate(bulkDelay: Double, driftPPM: Double, seconds: Double, processingRate: Int = 16000)
+    throws -> (delays: [DelayEstimator.Estimate], drift: DriftEstimator) {
+    let far16 = try VPSignals.speech(Fixtures.englishFemale, seconds: seconds)
+    let far: [Float]
+    if processingRate == 16000 {
+        far = far16
+    } else {
+        // Upsample by repetition plus a short smoothing: enough band-limited content for the test.
+        far = far16.flatMap { [Float](repeating: $0, count: processingRate / 16000) }
+    }
+    // A small room (loudspeaker 0.343 m from the microphone: 1 ms of direct path) after the bulk
+    // delay, plus noise 40 dB down.
+    let room = smallRoom.impulseResponse(source: Point3(1.0, 1.2, 1.1), microphone: Point3(1.343, 1.2, 1.1),
+                                         sampleRate: processingRate, length: 0.08).map { $0 * 2 }
+    let path = EchoPathConfiguration(sampleRate: processingRate, impulseResponse: room, bulkDelay: bulkDelay, driftPPM: driftPPM)
+    let echo = try EchoPath.render(path, signal: far)
+    let noise = Tone.noise(count: far.count, rms: 0.001, seed: 5)
+    let mic = zip(echo, noise).map { $0 + $1 }
+    let estimator = DelayEstimator(processingRate: processingRate, maximumLag: 0.5)
+    let drift = DriftEstimator(sampleRate: processingRate)
+    let frame = processingRate / 100
+    var found: [DelayEstimator.Estimate] = []
+    far.withUnsafeBufferPointer { f in
+        mic.withUnsafeBufferPointer { m in
+            for start in stride(from: 0, to: far.count - frame, by: frame) {
+                estimator.pushRender(f.baseAddress! + start, frame)
+                if let e = estimator.pushCapture(m.baseAddress! + start, frame), e.confidence >= 7 {
+                    found.append(e)
+                    drift.add(time: e.time, delay: e.delay)
+                }
+            }
+        }
+    }
+    return (found, drift)
+}
+
+@Suite("Delay and drift estimation")
+struct EstimatorTests {
+    @Test("The delay estimator recovers 0 to 300 ms within 2 ms", arguments: [0.0, 0.02, 0.075, 0.15, 0.3])
+    func recoversDelay(bulk: Double) throws {
+        let (delays, _) = try estimate(bulkDelay: bulk, driftPPM: 0, seconds: 4)
+        let truth = (bulk + 0.001) * 16000  // bulk delay + the room's direct path
+        #expect(delays.count >= 10, "only \(delays.count) confident estimates")
+        let last = try #require(delays.last)
+        #expect(abs(last.delay - truth) <= 32, "estimated \(last.delay / 16) ms, true \(truth / 16) ms")
+        // Every confident estimate after the first second agrees.
+        for e in delays where e.time > 16000 { #expect(abs(e.delay - truth) <= 32) }
+    }
+
+    @Test("The delay estimator works at 48 kHz")
+    func recoversDelayAt48k() throws {
+        let (delays, _) = try estimate(bulkDelay: 0.1, driftPPM: 0, seconds: 3, processingRate: 48000)
+        let last = try #require(delays.last)
+        #expect(abs(last.delay - 0.101 * 48000) <= 96, "estimated \(last.delay / 48) ms")
+    }
+
+    @Test("The drift estimator recovers +-100 ppm within 5 ppm", arguments: [100.0, -100.0, 0.0])
+    func recoversDrift(ppm: Double) throws {
+        let (_, drift) = try estimate(bulkDelay: 0.02, driftPPM: ppm, seconds: 12)
+        #expect(drift.isConfident)
+        #expect(abs(drift.ppm - ppm) <= 5, "estimated \(drift.ppm) ppm")
+    }
+
+    @Test("A step in the delay is not taken for drift")
+    func stepIsNotDrift() {
+        let drift = DriftEstimator(sampleRate: 16000)
+        // 6 s of a steady 100-sample delay, then a 10-sample step (the loudspeaker moved).
+        for hop in 0..<48 { drift.add(time: hop * 2048, delay: 100 + Double(hop % 3) * 0.05) }
+        #expect(drift.isConfident && abs(drift.ppm) < 1)
+        for hop in 48..<60 { drift.add(time: hop * 2048, delay: 110) }
+        #expect(!drift.isConfident || abs(drift.ppm) < 5, "a step read as \(drift.ppm) ppm")
+    }
+
+    @Test("Alignment keeps a small residual delay and re-places a large one")
+    func alignmentBand() {
+        let a = EchoAlignment(sampleRate: 16000, fixedDelay: nil)
+        // 8 ms of acoustic delay: inside the band, no realignment (the canceller keeps its filter).
+        #expect(!a.updateEstimate(delay: 128, confidence: 20, at: 16000))
+        #expect(!a.updateEstimate(delay: 128.5, confidence: 20, at: 18048))
+        #expect(a.delay(at: 20000) == 0 && a.isLocked)
+        // 150 ms: far outside; placed with the 4 ms margin, and the canceller is told to reset.
+        #expect(!a.updateEstimate(delay: 2400, confidence: 20, at: 20000))
+        #expect(a.updateEstimate(delay: 2400.4, confidence: 20, at: 22048))
+        #expect(abs(a.delay(at: 22048) - (2400.4 - 64)) < 1e-9)
+        // A weak peak is ignored.
+        #expect(!a.updateEstimate(delay: 500, confidence: 3, at: 24000))
+        // A device delay step moves the reference by the same amount, without a reset.
+        a.updateDevice(delay: 0, at: 25000)
+        for i in 0..<4 { #expect(!a.updateDevice(delay: 320, at: 26000 + i * 160)) }
+        #expect(a.updateDevice(delay: 320, at: 27000))
+        #expect(abs(a.delay(at: 27000) - (2400.4 - 64 + 320)) < 1e-9)
+    }
+
+    @Test("Device delay aligns the reference before the estimator locks")
+    func deviceDelayAlignment() {
+        let a = EchoAlignment(sampleRate: 16000, fixedDelay: nil)
+        a.updateDevice(delay: 1600, at: 0)
+        #expect(a.delay(at: 0) == 1600 - 64)
+        // A period of jitter that does not persist is ignored; small changes are smoothed.
+        a.updateDevice(delay: 1760, at: 160)
+        #expect(a.delay(at: 160) == 1600 - 64)
+        a.updateDevice(delay: 1616, at: 320)
+        #expect(abs(a.delay(at: 320) - (1600 + 0.02 * 16 - 64)) < 1e-9)
+        let fixed = EchoAlignment(sampleRate: 16000, fixedDelay: 480)
+        fixed.updateDevice(delay: 1600, at: 0)
+        #expect(fixed.delay(at: 0) == 480)
+    }
+}

@@ -1,0 +1,193 @@
+import AudioAnalysis
+import RoomAcoustics
+import Testing
+import TestSupport
+@testable import VoiceProcessing
+
+/// Feeds whole signals through a unit period by period; returns the processed capture.
+private func run(_ unit: VoiceProcessingUnit, far: [Int16], mic: [Int16], period: Int,
+                 timing: VoiceProcessingTiming = .zero) -> [Int16] {
+    var out = mic
+    let count = min(far.count, mic.count) / period * period
+    far.withUnsafeBufferPointer { f in
+        out.withUnsafeMutableBufferPointer { o in
+            for start in stride(from: 0, to: count, by: period) {
+                unit.process(capture: UnsafeMutableBufferPointer(rebasing: o[start..<(start + period)]),
+                             render: UnsafeBufferPointer(rebasing: f[start..<(start + period)]), timing: timing)
+            }
+        }
+    }
+    return out
+}
+
+/// Far-end speech, its echo through a small room after `bulkDelay`, and noise 40 dB down.
+private func echoScene(seconds: Double, bulkDelay: Double = 0.005, sampleRate: Int = 16000) throws
+    -> (far: [Float], echo: [Float], mic: [Float]) {
+    let far16 = try VPSignals.speech(Fixtures.englishFemale, seconds: seconds)
+    let far: [Float]
+    if sampleRate == 16000 {
+        far = far16
+    } else {
+        let resampler = try SpeexResamplerForTests.make(from: 16000, to: sampleRate)
+        far = resampler(far16)
+    }
+    let room = ShoeboxRoom(size: Point3(3.2, 2.6, 2.4), rt60: 0.2)
+        .impulseResponse(source: Point3(1.0, 1.2, 1.1), microphone: Point3(1.4, 1.3, 1.1), sampleRate: sampleRate, length: 0.1)
+    let echo = try EchoPath.render(EchoPathConfiguration(sampleRate: sampleRate, impulseResponse: room, gain: 2,
+                                                         bulkDelay: bulkDelay), signal: far)
+    let noise = Tone.noise(count: far.count, rms: Levels.rms(echo) * 0.01, seed: 8)
+    return (far, echo, zip(echo, noise).map { $0 + $1 })
+}
+
+@Suite("Voice-processing unit")
+struct VoiceProcessingUnitTests {
+    static func unit(_ change: (inout VoiceProcessingConfiguration) -> Void = { _ in }) throws -> VoiceProcessingUnit {
+        var c = VoiceProcessingConfiguration(maximumFramesPerPeriod: 320)
+        change(&c)
+        return try VoiceProcessingUnit(configuration: c)
+    }
+
+    @Test("Bypass leaves the capture bit-exact, before and after processing")
+    func bypassIsBitExact() throws {
+        let unit = try Self.unit()
+        let far = VPSignals.pcm(Tone.noise(count: 16000, rms: 0.1, seed: 1))
+        let mic = VPSignals.pcm(Tone.noise(count: 16000, rms: 0.1, seed: 2))
+        _ = run(unit, far: far, mic: mic, period: 320)  // processing first: state to carry over
+        unit.isBypassed = true
+        #expect(run(unit, far: far, mic: mic, period: 320) == mic)
+        #expect(unit.statistics.isBypassed)
+        unit.isBypassed = false
+        #expect(run(unit, far: far, mic: mic, period: 320) != mic)
+    }
+
+    @Test("Modes other than voice and video chat are transparent")
+    func otherModesAreTransparent() throws {
+        let unit = try Self.unit { $0.mode = .other }
+        let mic = VPSignals.pcm(Tone.noise(count: 8000, rms: 0.1, seed: 3))
+        #expect(run(unit, far: mic, mic: mic, period: 160) == mic)
+        #expect(unit.statistics.framesProcessed == 0)
+        unit.mode = .videoChat
+        #expect(run(unit, far: mic, mic: mic, period: 160) != mic)
+        #expect(unit.statistics.framesProcessed == 50)
+    }
+
+    @Test("Mute sends zeros and still reports near-end speech")
+    func muteReportsSpeech() throws {
+        let unit = try Self.unit()
+        unit.isInputMuted = true
+        let near = VPSignals.pcm(try VPSignals.speech(Fixtures.englishMale, seconds: 4))
+        let silence = [Int16](repeating: 0, count: near.count)
+        let out = run(unit, far: silence, mic: near, period: 320)
+        #expect(out.allSatisfy { $0 == 0 })
+        let stats = unit.statistics
+        #expect(stats.isInputMuted)
+        #expect(stats.speechWhileMutedEvents >= 1)
+        // Unmuted, the speech comes through.
+        unit.isInputMuted = false
+        let after = run(unit, far: silence, mic: near, period: 320)
+        #expect(Levels.rms(after.map { Float($0) }) > 100)
+    }
+
+    @Test("Control properties read back and take effect")
+    func controls() throws {
+        let unit = try Self.unit()
+        #expect(unit.isAGCEnabled, "AGC is on by default")
+        unit.isAGCEnabled = false
+        let mic = VPSignals.pcm(Tone.noise(count: 3200, rms: 0.05, seed: 4))
+        _ = run(unit, far: mic, mic: mic, period: 320)
+        #expect(!unit.statistics.isAGCEnabled)
+        // Ducking: a fixed gain, or none while nobody talks with advanced ducking.
+        #expect(abs(unit.statistics.otherAudioGain - 0.1) < 1e-6, "default ducking is -20 dB")
+        unit.ducking = OtherAudioDucking(isAdvanced: false, level: .max)
+        _ = run(unit, far: mic, mic: mic, period: 320)
+        #expect(abs(Double(unit.statistics.otherAudioGain) - 0.0316) < 1e-3)
+        unit.ducking = OtherAudioDucking(isAdvanced: true, level: .min)
+        let silence = [Int16](repeating: 0, count: 16000)
+        _ = run(unit, far: silence, mic: silence, period: 320)
+        #expect(unit.statistics.otherAudioGain == 1)
+        #expect(unit.ducking == OtherAudioDucking(isAdvanced: true, level: .min))
+    }
+
+    @Test("Invalid configurations are rejected")
+    func rejectsInvalid() {
+        #expect(throws: VoiceProcessingError.self) { try Self.unit { $0.processingSampleRate = 32000 } }
+        #expect(throws: VoiceProcessingError.self) { try Self.unit { $0.frameDuration = 0.015 } }
+        #expect(throws: VoiceProcessingError.self) { try Self.unit { $0.echoCanceller = .speex(tail: 5) } }
+        #expect(throws: VoiceProcessingError.self) {
+            try VoiceProcessingUnit(configuration: VoiceProcessingConfiguration(),
+                                    canceller: PassthroughEchoCanceller(frameSize: 100, sampleRate: 16000))
+        }
+    }
+
+    @Test("The device delay places the reference; the estimate refines it")
+    func deviceDelay() throws {
+        let unit = try Self.unit()
+        let scene = try echoScene(seconds: 3, bulkDelay: 0.07)
+        // The I/O layer reports 70 ms (playback 800 + capture 320 frames); the echo is 70 ms plus acoustics.
+        _ = run(unit, far: VPSignals.pcm(scene.far), mic: VPSignals.pcm(scene.mic), period: 320,
+                timing: VoiceProcessingTiming(playbackDelayFrames: 800, captureDelayFrames: 320))
+        let stats = unit.statistics
+        #expect(stats.deviceDelayMs == 70)
+        let estimated = try #require(stats.estimatedDelayMs)
+        let truth = 70 + Point3(1.0, 1.2, 1.1).distance(to: Point3(1.4, 1.3, 1.1)) / 343 * 1000
+        #expect(abs(estimated - truth) < 2, "estimated \(estimated) ms, true \(truth) ms")
+        // The acoustic 1.2 ms is inside the band: the reference stays at the device delay less the 4 ms margin.
+        #expect(abs(stats.referenceDelayMs - 66) < 0.1)
+        #expect(stats.cancellerResets == 0)
+    }
+
+    @Test("A 48 kHz device runs through 16 kHz processing and cancels echo")
+    func deviceRate48k() throws {
+        let unit = try Self.unit { $0.deviceSampleRate = 48000; $0.maximumFramesPerPeriod = 960; $0.agcEnabled = false }
+        let scene = try echoScene(seconds: 4, sampleRate: 48000)
+        let out = run(unit, far: VPSignals.pcm(scene.far), mic: VPSignals.pcm(scene.mic), period: 960)
+        #expect(out.count == scene.mic.count / 960 * 960)
+        let tail = (2 * 48000)..<(4 * 48000)
+        let erle = VPSignals.erle(echo: scene.echo, output: out.map { Float($0) / 32768 }, range: tail)
+        #expect(erle > 15, "ERLE \(erle) dB")
+        let latency = unit.statistics.addedLatencyMs
+        #expect(latency > 10, "added latency \(latency) ms")
+        #expect(latency < 14, "added latency \(latency) ms")
+    }
+
+    @Test("Processing allocates nothing once running")
+    func noAllocation() throws {
+        let unit = try Self.unit { $0.maximumFramesPerPeriod = 320 }
+        let scene = try echoScene(seconds: 4)
+        var far = VPSignals.pcm(scene.far), mic = VPSignals.pcm(scene.mic)
+        let period = 320
+        // Warm up (the first estimator hops, the canceller's first frames).
+        _ = run(unit, far: Array(far[..<32000]), mic: Array(mic[..<32000]), period: period)
+        unit.isAGCEnabled = false
+        unit.isInputMuted = true
+        let before = AllocationCounter.thisThread
+        far.withUnsafeBufferPointer { f in
+            mic.withUnsafeMutableBufferPointer { m in
+                for start in stride(from: 32000, to: 64000, by: period) {
+                    unit.process(capture: UnsafeMutableBufferPointer(rebasing: m[start..<(start + period)]),
+                                 render: UnsafeBufferPointer(rebasing: f[start..<(start + period)]),
+                                 timing: VoiceProcessingTiming(playbackDelayFrames: 320, captureDelayFrames: 160))
+                }
+            }
+        }
+        let after = AllocationCounter.thisThread
+        #expect(AllocationCounter.isActive)
+        #expect(after - before == 0, "\(after - before) allocations in 2 s of processing")
+        _ = far.count
+    }
+}
+
+/// Converts test signals between rates with SpeexDSP (through the unit's own resampler type).
+enum SpeexResamplerForTests {
+    static func make(from input: Int, to output: Int) throws -> ([Float]) -> [Float] {
+        let r = try Resampler(from: input, to: output)
+        return { x in
+            let pcm = VPSignals.pcm(x)
+            var out = [Int16](repeating: 0, count: x.count * output / input + 64)
+            let n = pcm.withUnsafeBufferPointer { i in
+                out.withUnsafeMutableBufferPointer { o in r.convert(i.baseAddress!, pcm.count, into: o.baseAddress!, capacity: o.count) }
+            }
+            return out[..<n].map { Float($0) / 32768 }
+        }
+    }
+}

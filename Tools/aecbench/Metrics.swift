@@ -1,0 +1,193 @@
+import AudioAnalysis
+
+/// The bench's measurements of one processed scenario. Every number the bench reports comes
+/// from here, for every engine alike.
+struct Metrics: Codable {
+    /// Full chain and linear stage ERLE over far-end single talk after the first 2 s, dB.
+    var erleDB: Double?
+    var linearERLEDB: Double?
+    /// Seconds from the echo's onset until full-chain ERLE reaches 20 dB and stays there for 1 s.
+    var convergenceS: Double?
+    var linearConvergenceS: Double?
+    /// Full-chain ERLE over the 2 s after double talk ends, dB.
+    var postDoubleTalkERLEDB: Double?
+    /// Seconds from the echo-path change until full-chain ERLE is back to 20 dB for 1 s.
+    var pathChangeRecoveryS: Double?
+    var linearPathChangeRecoveryS: Double?
+    /// Lag of the output's near-end speech behind the microphone's, ms.
+    var addedDelayMs: Double?
+    var pesq: Double?
+    var stoi: Double?
+    var estimatedDelayMs: Double?
+    var estimatedDriftPPM: Double?
+    var realtimeFactor: Double?
+    var cancellerResets: Int?
+    /// Full-chain ERLE over time: window end times (s) and values (dB; nil where the echo is
+    /// too weak or the near end talks).
+    var erleOverTime: [Double?]?
+    var linearERLEOverTime: [Double?]?
+
+    enum CodingKeys: String, CodingKey {
+        case erleDB = "erle_db", linearERLEDB = "linear_erle_db", convergenceS = "convergence_s"
+        case linearConvergenceS = "linear_convergence_s", postDoubleTalkERLEDB = "post_double_talk_erle_db"
+        case pathChangeRecoveryS = "path_change_recovery_s", linearPathChangeRecoveryS = "linear_path_change_recovery_s"
+        case addedDelayMs = "added_delay_ms", pesq, stoi, estimatedDelayMs = "estimated_delay_ms"
+        case estimatedDriftPPM = "estimated_drift_ppm", realtimeFactor = "realtime_factor", cancellerResets = "canceller_resets"
+        case erleOverTime = "erle_over_time_db", linearERLEOverTime = "linear_erle_over_time_db"
+    }
+}
+
+/// The ground truth of a scenario, as the metrics need it.
+struct GroundTruth {
+    var sampleRate: Int
+    var echo: [Float]
+    var near: [Float]
+    var noise: [Float]?
+    var farSingleTalk: [Range<Int>]
+    var doubleTalk: Range<Int>?
+    var pathChange: Int?
+}
+
+enum Measure {
+    /// ERLE windows: 200 ms, every 100 ms.
+    static let windowSeconds = 0.2
+    static let hopSeconds = 0.1
+    /// The level ERLE must reach for convergence and recovery, and for how long.
+    static let convergenceDB = 20.0
+    static let sustainSeconds = 1.0
+
+    /// 10 log10 of echo energy over residual energy, over `ranges`.
+    static func erle(echo: [Float], output: [Float], ranges: [Range<Int>]) -> Double? {
+        var e = 0.0, r = 0.0
+        for range in ranges {
+            for i in range where i < output.count && i < echo.count {
+                e += Double(echo[i]) * Double(echo[i])
+                r += Double(output[i]) * Double(output[i])
+            }
+        }
+        guard e > 0 else { return nil }
+        return Levels.decibels(power: e / max(r, 1e-20))
+    }
+
+    /// `ranges` clipped to start at `from`.
+    static func clip(_ ranges: [Range<Int>], from: Int, to: Int = .max) -> [Range<Int>] {
+        ranges.compactMap { r in
+            let lo = max(r.lowerBound, from), hi = min(r.upperBound, to)
+            return lo < hi ? lo..<hi : nil
+        }
+    }
+
+    /// ERLE per window over far-end single talk; nil where the echo is within 10 dB of the noise
+    /// (or below -60 dBFS) or the window overlaps double talk.
+    static func erleOverTime(_ truth: GroundTruth, output: [Float]) -> [Double?] {
+        let fs = truth.sampleRate
+        let window = Int(windowSeconds * Double(fs)), hop = Int(hopSeconds * Double(fs))
+        let noisePower = truth.noise.map { Levels.energy($0) / Double(max(1, $0.count)) } ?? 0
+        var values: [Double?] = []
+        var start = 0
+        while start + window <= min(truth.echo.count, output.count) {
+            let range = start..<(start + window)
+            var value: Double?
+            if truth.doubleTalk.map({ !$0.overlaps(range) }) ?? true {
+                let echoPower = Levels.energy(truth.echo[range]) / Double(window)
+                if echoPower > max(10 * noisePower, 1e-6) {
+                    value = Levels.decibels(power: echoPower / max(Levels.energy(output[range]) / Double(window), 1e-20))
+                }
+            }
+            values.append(value)
+            start += hop
+        }
+        return values
+    }
+
+    /// End time (s) of window `index`.
+    static func windowEnd(_ index: Int) -> Double { Double(index) * hopSeconds + windowSeconds }
+
+    /// Seconds from `from` (s) until the windowed ERLE reaches `convergenceDB` and stays there
+    /// (every measurable window) for `sustainSeconds`, looking no further than `until`.
+    static func timeToReach(_ series: [Double?], from: Double, until: Double) -> Double? {
+        let sustain = Int(sustainSeconds / hopSeconds)
+        // Start at the first measurable window ending after `from`: the echo's onset.
+        guard let first = series.indices.first(where: { windowEnd($0) - windowSeconds >= from - 1e-9 && series[$0] != nil })
+        else { return nil }
+        let onset = windowEnd(first) - windowSeconds
+        var i = first
+        while i < series.count && windowEnd(i) <= until + 1e-9 {
+            if let v = series[i], v >= convergenceDB {
+                var held = true
+                var j = i + 1
+                while j < min(series.count, i + 1 + sustain) && windowEnd(j) <= until + 1e-9 {
+                    if let w = series[j], w < convergenceDB { held = false; break }
+                    j += 1
+                }
+                if held { return windowEnd(i) - onset }
+            }
+            i += 1
+        }
+        return nil
+    }
+
+    /// Lag (ms) of `output` behind `mic` over double talk, by cross-correlation with the near end.
+    static func addedDelay(_ truth: GroundTruth, output: [Float]) -> Double? {
+        guard let dt = truth.doubleTalk, dt.upperBound <= output.count else { return nil }
+        let near = Array(truth.near[dt]), out = Array(output[dt])
+        let maxLag = truth.sampleRate / 20
+        let a = Alignment.find(reference: near, test: out, maxLag: maxLag)
+        guard a.correlation > 0.3 else { return nil }
+        return Double(a.lag) / Double(truth.sampleRate) * 1000
+    }
+
+    /// Everything that needs only the signals.
+    static func compute(_ truth: GroundTruth, output: [Float], linear: [Float]?) -> Metrics {
+        let fs = truth.sampleRate
+        var m = Metrics()
+        let steady = clip(truth.farSingleTalk, from: 2 * fs)
+        m.erleDB = erle(echo: truth.echo, output: output, ranges: steady)
+        let series = erleOverTime(truth, output: output)
+        m.erleOverTime = series
+        let firstSegmentEnd = Double(truth.doubleTalk?.lowerBound ?? truth.echo.count) / Double(fs)
+        m.convergenceS = timeToReach(series, from: 0, until: firstSegmentEnd)
+        if let dt = truth.doubleTalk, dt.upperBound < truth.echo.count {
+            m.postDoubleTalkERLEDB = erle(echo: truth.echo, output: output,
+                                          ranges: [dt.upperBound..<min(truth.echo.count, dt.upperBound + 2 * fs)])
+        }
+        if let change = truth.pathChange {
+            m.pathChangeRecoveryS = timeToReach(series, from: Double(change) / Double(fs), until: Double(truth.echo.count) / Double(fs))
+        }
+        m.addedDelayMs = addedDelay(truth, output: output)
+        if let linear {
+            m.linearERLEDB = erle(echo: truth.echo, output: linear, ranges: steady)
+            let linearSeries = erleOverTime(truth, output: linear)
+            m.linearERLEOverTime = linearSeries
+            m.linearConvergenceS = timeToReach(linearSeries, from: 0, until: firstSegmentEnd)
+            if let change = truth.pathChange {
+                m.linearPathChangeRecoveryS = timeToReach(linearSeries, from: Double(change) / Double(fs),
+                                                          until: Double(truth.echo.count) / Double(fs))
+            }
+        }
+        return m
+    }
+
+    /// ERLE of `output` against the microphone over frames where the far end plays, for runs
+    /// without ground truth (the near end may talk, so this is a lower bound).
+    static func blindERLE(far: [Float], mic: [Float], output: [Float], sampleRate: Int) -> Double? {
+        let frame = sampleRate / 100
+        var ranges: [Range<Int>] = []
+        var start = 2 * sampleRate
+        while start + frame <= min(far.count, mic.count, output.count) {
+            let range = start..<(start + frame)
+            if Levels.energy(far[range]) / Double(frame) > 1e-5 { ranges.append(range) }
+            start += frame
+        }
+        return erle(echo: mic, output: output, ranges: ranges)
+    }
+}
+
+extension Array where Element == Double {
+    /// The median (nil when empty).
+    var median: Double? {
+        guard !isEmpty else { return nil }
+        let s = sorted()
+        return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+    }
+}
