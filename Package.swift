@@ -52,14 +52,17 @@ let package = Package(
         // Echo cancellation with aligned reference, noise suppression, AGC, VAD.
         .target(name: "VoiceProcessing", dependencies: ["SpeexDSP", "AudioAnalysis", logging]),
         // RTP/RTCP, Opus payload, jitter buffer, SDP, UDP.
+        .target(name: "RTP", dependencies: ["Opus", logging]),
         // SIP call setup (RFC 3261 over UDP): messages, transactions, dialogs, a user agent.
+        .target(name: "SIP", dependencies: ["RTP", logging]),
         // The call engine: calls, session lifecycle, media pipeline, SIP/SDP call setup.
+        .target(name: "VoiceCall", dependencies: ["AudioSession", "AudioIO", "VoiceProcessing", "RTP", "SIP", "Opus", "RoomAcoustics", "AudioAnalysis", "WAV", logging]),
 
         // Executables.
         .executableTarget(
             name: "voicecall",
             dependencies: [
-                "ALSA", "Opus", "SpeexDSP", "WAV", "AudioAnalysis", "AudioIO", "AudioSession", "RoomAcoustics", "VoiceProcessing",
+                "ALSA", "Opus", "SpeexDSP", "WAV", "AudioAnalysis", "RTP", "AudioIO", "AudioSession", "VoiceCall", "RoomAcoustics", "SIP", "VoiceProcessing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/voicecall"
@@ -87,6 +90,9 @@ let package = Package(
         .testTarget(name: "RoomAcousticsTests", dependencies: ["RoomAcoustics", "TestSupport"]),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TestSupport"]),
         .testTarget(name: "VoiceProcessingTests", dependencies: ["VoiceProcessing", "RoomAcoustics", "TestSupport"]),
+        .testTarget(name: "RTPTests", dependencies: ["RTP", "Opus", "TestSupport"]),
+        .testTarget(name: "SIPTests", dependencies: ["SIP", "RTP", "TestSupport"]),
+        .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "AudioSession", "AudioIO", "RoomAcoustics", "AudioAnalysis", "TestSupport"]),
     ]
 )
 

@@ -1,10 +1,10 @@
 import ArgumentParser
 
 @main
-struct VoiceCall: ParsableCommand {
+struct VoiceCall: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "voicecall",
         abstract: "CallAudio's command-line call tool.",
-        subcommands: [PipelineCommand.self, DevicesCommand.self]
+        subcommands: [DemoCommand.self, PipelineCommand.self, DevicesCommand.self, RTPCommand.self]
     )
 }

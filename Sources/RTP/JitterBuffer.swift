@@ -1,0 +1,679 @@
+public import Opus
+
+/// How a ``JitterBuffer`` behaves.
+///
+/// Thread safety: a value type; safe to use from any thread.
+public struct JitterBufferConfiguration: Sendable, Equatable {
+    /// The decoder's output rate in Hz (the call's internal rate; RTP timestamps stay at 48 kHz).
+    public var sampleRate: Int
+    /// Output channels (1 or 2).
+    public var channels: Int
+    /// Packets the buffer holds at most; more are dropped and counted (bounded memory).
+    public var capacity: Int
+    /// The largest payload stored, in bytes.
+    public var maxPayloadSize: Int
+    /// The quantile of the relative-delay histogram the target delay follows.
+    public var delayQuantile: Double
+    /// The histogram's forgetting factor per packet.
+    public var forgetFactor: Double
+    /// Added to the quantile (0 by default: the 20 ms pull granularity already puts the delay
+    /// up to a frame above the target).
+    public var marginMs: Double
+    /// The delay assumed before any packet has been measured.
+    public var initialDelayMs: Double
+    /// Bounds of the target delay.
+    public var minimumDelayMs: Double
+    public var maximumDelayMs: Double
+    /// Window for the fastest transit (the zero of relative delay), in milliseconds.
+    public var historyMs: Int
+    /// Recover a missing packet from the next packet's in-band FEC when it carries some.
+    public var useFEC: Bool
+    /// Shorten or lengthen quiet passages to follow the target delay and absorb clock drift.
+    public var timeStretch: Bool
+    /// While packets are being lost (over 0.5 % lately) and FEC is used, aim one packet
+    /// higher, so that the packet after a lost one is usually there in time to rebuild it.
+    /// Off by default: it costs a packet of delay (20 ms) whenever the network loses packets.
+    public var fecDelay: Bool
+
+    public init(sampleRate: Int = 16000, channels: Int = 1, capacity: Int = 64, maxPayloadSize: Int = 1500,
+                delayQuantile: Double = 0.95, forgetFactor: Double = 0.995, marginMs: Double = 0,
+                initialDelayMs: Double = 30, minimumDelayMs: Double = 0, maximumDelayMs: Double = 500,
+                historyMs: Int = 2000, useFEC: Bool = true, timeStretch: Bool = true, fecDelay: Bool = false) {
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.capacity = capacity
+        self.maxPayloadSize = maxPayloadSize
+        self.delayQuantile = delayQuantile
+        self.forgetFactor = forgetFactor
+        self.marginMs = marginMs
+        self.initialDelayMs = initialDelayMs
+        self.minimumDelayMs = minimumDelayMs
+        self.maximumDelayMs = maximumDelayMs
+        self.historyMs = historyMs
+        self.useFEC = useFEC
+        self.timeStretch = timeStretch
+        self.fecDelay = fecDelay
+    }
+}
+
+/// What a ``JitterBuffer`` has done. Durations are in milliseconds.
+///
+/// Thread safety: a value type; safe to use from any thread.
+public struct JitterBufferStatistics: Sendable, Equatable, Codable {
+    /// Packets accepted into the buffer.
+    public var packetsInserted = 0
+    /// Packets that arrived after their playout time (dropped).
+    public var late = 0
+    /// Copies of a packet already buffered or played (dropped).
+    public var duplicates = 0
+    /// Packets missing at their playout time, whether FEC recovered them or not.
+    public var lost = 0
+    /// Lost packets rebuilt from the next packet's in-band FEC.
+    public var fecRecovered = 0
+    /// Payloads that are not valid Opus, or that the decoder rejected.
+    public var undecodable = 0
+    /// Packets dropped because the buffer was full.
+    public var overflows = 0
+    /// Times the buffer started over (new source, timestamp jump).
+    public var resets = 0
+    /// Packets more than 2 s away from the timeline (dropped; a second in a row restarts the buffer).
+    public var timestampJumps = 0
+    /// Audio made up by packet loss concealment where packets were missing or late.
+    public var concealedMs = 0.0
+    /// Comfort noise played in DTX gaps and while waiting for a talk spurt.
+    public var comfortNoiseMs = 0.0
+    /// Quiet audio removed to lower the delay.
+    public var droppedMs = 0.0
+    /// Quiet audio repeated to raise the delay.
+    public var stretchedMs = 0.0
+    /// The delay the buffer adds now: playout time minus the expected arrival of the
+    /// audio playing (beyond the fastest packets' network delay).
+    public var currentDelayMs = 0.0
+    /// The delay the buffer aims for: the relative-delay quantile plus the margin (plus a
+    /// packet with ``JitterBufferConfiguration/fecDelay`` while packets are lost).
+    public var targetDelayMs = 0.0
+    /// The estimated quantile of relative delay (the jitter the target covers).
+    public var jitterQuantileMs = 0.0
+    /// The average of the added delay over every packet played.
+    public var meanDelayMs = 0.0
+    /// Audio buffered: packets not yet decoded plus decoded samples not yet pulled.
+    public var bufferedMs = 0.0
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case packetsInserted = "packets_inserted", late, duplicates, lost, fecRecovered = "fec_recovered",
+             undecodable, overflows, resets, timestampJumps = "timestamp_jumps", concealedMs = "concealed_ms", comfortNoiseMs = "comfort_noise_ms",
+             droppedMs = "dropped_ms", stretchedMs = "stretched_ms", currentDelayMs = "current_delay_ms",
+             targetDelayMs = "target_delay_ms", jitterQuantileMs = "jitter_quantile_ms", meanDelayMs = "mean_delay_ms",
+             bufferedMs = "buffered_ms"
+    }
+}
+
+/// An adaptive jitter buffer for Opus over RTP, owned by the playout side.
+///
+/// Packets go in as they arrive (``insert(_:payload:)``, or ``receive(from:)`` to drain
+/// the network thread's ring); audio comes out in fixed frames (``pull(into:now:)``)
+/// at the device's pace. In between:
+///
+/// - **Delay.** Each packet's relative delay feeds a ``JitterDelayEstimator``; the
+///   target delay is its 95th percentile (plus an optional margin). The buffer holds the first
+///   packet of a talk spurt until its delay reaches the target, then plays on the
+///   packets' timeline; quiet frames are dropped or played twice to keep the delay
+///   within one frame above the target, which also absorbs clock drift.
+/// - **Order.** Packets are kept sorted by timestamp: reordering is undone, duplicates
+///   and packets older than the playout point are dropped and counted.
+/// - **Loss.** A missing packet is rebuilt from the next packet's in-band FEC when that
+///   packet has arrived and carries FEC, otherwise concealed with Opus PLC. When the
+///   buffer runs dry the audio is extended by PLC without moving the timeline, so a
+///   late packet still plays (the delay grows and is trimmed again in silence).
+/// - **DTX.** A timestamp gap without a sequence gap is silence the sender did not
+///   send: it is filled with the decoder's comfort noise.
+///
+/// Memory is allocated once in `init`: at most ``JitterBufferConfiguration/capacity``
+/// packets and 200 ms of decoded audio.
+///
+/// Thread safety: not thread-safe; owned and used by one thread (the I/O thread),
+/// it may be moved between threads. ``insert(_:payload:)``, ``receive(from:)`` and
+/// ``pull(into:now:)`` do not allocate, lock, log or block (real-time safe).
+public struct JitterBuffer: ~Copyable {
+    public let configuration: JitterBufferConfiguration
+    private let decoder: OpusDecoder
+    private let monitor: JitterBufferMonitor?
+    private var estimator: JitterDelayEstimator
+
+    // Packets, sorted by timestamp; payloads in fixed slots.
+    private struct Entry {
+        var timestamp: Int64
+        var sequence: Int64
+        var duration: Int
+        var frameDuration: Int
+        var length: Int
+        var slot: Int
+        var hasFEC: Bool
+    }
+    private let entries: UnsafeMutablePointer<Entry>
+    private var entryCount = 0
+    private let freeSlots: UnsafeMutablePointer<Int>
+    private var freeCount: Int
+    private let payloads: UnsafeMutableRawPointer
+
+    // Decoded audio waiting to be pulled.
+    private let fifo: UnsafeMutablePointer<Int16>
+    private let fifoCapacity: Int
+    private var fifoCount = 0
+
+    // Timeline, in 48 kHz RTP units extended to 64 bits.
+    private var started = false
+    private var generation: UInt32 = 0
+    private var referenceTimestamp: Int64 = 0
+    private var referenceRaw: UInt32 = 0
+    private var hasReference = false
+    private var playoutTimestamp: Int64 = 0
+    private var lastSequence: Int64 = 0
+    private var hasPlayed = false
+    /// Bit i set: sequence number `lastDecoded - i` was decoded (tells late duplicates from late packets).
+    private var decodedMask: UInt64 = 0
+    private var lastDecoded: Int64 = 0
+    /// PLC played while the buffer was empty, in 48 kHz units, not yet matched to the timeline.
+    private var expandRun = 0
+    /// The next packet starts a talk spurt: hold it until its delay reaches the target.
+    private var talkSpurtPending = true
+
+    // Level tracking for the quiet-frame test (mean square per frame).
+    private var noiseFloor = 1000.0
+    private var heldTarget = 0.0
+    /// A packet's timestamp far from the timeline, waiting for a second one to confirm it.
+    private var pendingJump: Int64?
+    /// The share of packets lost lately (an average over about 100 packets).
+    private var lossRate = 0.0
+    private var lastDuration = 960
+    private var smoothedDelay: Double?
+    private var delaySum = 0.0
+    private var delayCount = 0
+
+    private let unitsPerFrame: Int
+    private var stats = JitterBufferStatistics()
+
+    /// 48 kHz RTP units.
+    private static let clockRate = 48000
+    private static let chunk = 960  // 20 ms: the largest piece of concealment made at once
+    private static let quantum = 120  // 2.5 ms: the Opus frame granularity
+    private static let maxConcealedExpand = 4800  // 100 ms
+
+    /// Creates a buffer that decodes with `decoder`.
+    ///
+    /// - Precondition: the decoder's rate and channels match the configuration's.
+    ///
+    /// Thread safety: allocates; create it off the real-time thread, then move it there.
+    /// - Parameter monitor: where statistics are published after every pull, for other threads.
+    public init(configuration: JitterBufferConfiguration = .init(), decoder: consuming OpusDecoder,
+                monitor: JitterBufferMonitor? = nil) {
+        precondition(decoder.sampleRate == configuration.sampleRate && decoder.channels == configuration.channels,
+                     "decoder format differs from the jitter buffer's")
+        precondition(configuration.capacity > 0 && configuration.maxPayloadSize > 0)
+        self.configuration = configuration
+        self.decoder = decoder
+        self.monitor = monitor
+        estimator = JitterDelayEstimator(forgetFactor: configuration.forgetFactor, historyMs: configuration.historyMs,
+                                         priorMs: configuration.initialDelayMs)
+        unitsPerFrame = Self.clockRate / configuration.sampleRate
+        entries = .allocate(capacity: configuration.capacity)
+        freeSlots = .allocate(capacity: configuration.capacity)
+        for i in 0..<configuration.capacity { freeSlots[i] = configuration.capacity - 1 - i }
+        freeCount = configuration.capacity
+        payloads = .allocate(byteCount: configuration.capacity * configuration.maxPayloadSize, alignment: 16)
+        // 120 ms (the longest packet) + up to 60 ms pulled at once + 20 ms of stretch.
+        fifoCapacity = configuration.sampleRate * configuration.channels / 5
+        fifo = .allocate(capacity: fifoCapacity)
+        fifo.initialize(repeating: 0, count: fifoCapacity)
+        stats.targetDelayMs = configuration.initialDelayMs + configuration.marginMs
+    }
+
+    deinit {
+        entries.deallocate()
+        freeSlots.deallocate()
+        payloads.deallocate()
+        fifo.deallocate()
+    }
+
+    /// The counters and delays so far.
+    public var statistics: JitterBufferStatistics { stats }
+
+    /// The largest frame ``pull(into:now:)`` accepts: 60 ms.
+    public var maxPullFrames: Int { configuration.sampleRate * 60 / 1000 }
+
+    // MARK: Input
+
+    /// Moves every packet waiting in `ring` into the buffer.
+    ///
+    /// Thread safety: call from the ring's consumer thread only.
+    public mutating func receive(from ring: RTPPacketRing) {
+        while ring.pop({ packet, payload in insert(packet, payload: payload) }) {}
+    }
+
+    /// Adds a packet that arrived.
+    ///
+    /// Late packets, duplicates, invalid Opus payloads and packets that do not fit are
+    /// dropped and counted. A packet from a new source generation, or a timestamp jump
+    /// of more than two seconds confirmed by the next packet, starts the buffer over.
+    public mutating func insert(_ packet: RTPReceivedPacket, payload: UnsafeRawBufferPointer) {
+        guard let info = OpusPayload.parse(payload), payload.count <= configuration.maxPayloadSize else {
+            stats.undecodable += 1
+            return
+        }
+        if !started || packet.sourceGeneration != generation {
+            if started { restart() }
+            started = true
+            generation = packet.sourceGeneration
+        }
+        var timestamp = extend(packet.timestamp)
+        let jumpLimit = Int64(2 * Self.clockRate)
+        let anchor: Int64? = hasPlayed ? playoutTimestamp : entryCount > 0 ? entries[0].timestamp : nil
+        if let anchor, abs(timestamp - anchor) > jumpLimit {
+            // The sender's clock jumped (it restarted), or this one packet is corrupt:
+            // drop it, and start over on the new timeline when the next one confirms it.
+            guard let pending = pendingJump, abs(timestamp - pending) <= jumpLimit else {
+                pendingJump = timestamp
+                stats.timestampJumps += 1
+                return
+            }
+            restart()
+            started = true
+            timestamp = extend(packet.timestamp)
+        }
+        pendingJump = nil
+
+        if hasPlayed, timestamp < playoutTimestamp {
+            let age = lastDecoded - packet.sequenceNumber
+            if (0..<64).contains(age), decodedMask & (1 << UInt64(age)) != 0 {
+                stats.duplicates += 1
+            } else {
+                // Too late to play, but it tells how late packets can be.
+                estimator.update(arrival: Int64(bitPattern: packet.arrival), timestamp: nanoseconds(timestamp))
+                stats.late += 1
+            }
+            return
+        }
+        var index = entryCount
+        while index > 0, entries[index - 1].timestamp >= timestamp {
+            if entries[index - 1].timestamp == timestamp {
+                stats.duplicates += 1
+                return
+            }
+            index -= 1
+        }
+        estimator.update(arrival: Int64(bitPattern: packet.arrival), timestamp: nanoseconds(timestamp))
+        guard freeCount > 0 else {
+            stats.overflows += 1
+            return
+        }
+        freeCount -= 1
+        let slot = freeSlots[freeCount]
+        if let base = payload.baseAddress {
+            (payloads + slot * configuration.maxPayloadSize).copyMemory(from: base, byteCount: payload.count)
+        }
+        (entries + index + 1).update(from: entries + index, count: entryCount - index)
+        entries[index] = Entry(timestamp: timestamp, sequence: packet.sequenceNumber, duration: info.duration,
+                               frameDuration: info.frameDuration, length: payload.count, slot: slot,
+                               hasFEC: OpusPayload.hasFEC(payload))
+        entryCount += 1
+        stats.packetsInserted += 1
+    }
+
+    /// Extends a 32-bit timestamp against the newest one seen (wrap-around safe).
+    private mutating func extend(_ raw: UInt32) -> Int64 {
+        guard hasReference else {
+            hasReference = true
+            referenceRaw = raw
+            // The timeline starts at 0 with the first packet after a (re)start.
+            referenceTimestamp = 0
+            return 0
+        }
+        let value = referenceTimestamp + Int64(Int32(bitPattern: raw &- referenceRaw))
+        if value > referenceTimestamp {
+            referenceTimestamp = value
+            referenceRaw = raw
+        }
+        return value
+    }
+
+    /// A timeline position in nanoseconds: 10^9 / 48000 = 62500 / 3, which cannot overflow
+    /// for 4.7 million years of timeline.
+    private func nanoseconds(_ timestamp: Int64) -> Int64 { timestamp * 62_500 / 3 }
+
+    /// Forgets the packets and the timeline, keeps the counters.
+    private mutating func restart() {
+        for i in 0..<entryCount { release(i) }
+        entryCount = 0
+        hasReference = false
+        hasPlayed = false
+        smoothedDelay = nil
+        decodedMask = 0
+        expandRun = 0
+        talkSpurtPending = true
+        estimator.reset(priorMs: configuration.initialDelayMs)
+        try? decoder.reset()
+        stats.resets += 1
+    }
+
+    private mutating func release(_ index: Int) {
+        freeSlots[freeCount] = entries[index].slot
+        freeCount += 1
+    }
+
+    private mutating func removeFirst() {
+        release(0)
+        entryCount -= 1
+        entries.update(from: entries + 1, count: entryCount)
+    }
+
+    // MARK: Output
+
+    /// Fills `output` with the next frame of audio (interleaved), `now` being when its
+    /// first sample will be played, on the clock of the packets' arrival times.
+    ///
+    /// - Precondition: `output.count` is a whole number of frames, at most 60 ms.
+    public mutating func pull(into output: UnsafeMutableBufferPointer<Int16>, now: UInt64) {
+        let channels = configuration.channels
+        precondition(output.count % channels == 0 && output.count / channels <= maxPullFrames, "pull at most 60 ms")
+        let need = output.count
+        let nowNs = Int64(bitPattern: now)
+        updateTarget(frameMs: Double(need / channels) * 1000 / Double(configuration.sampleRate))
+
+        var adjusted = false
+        while true {
+            while fifoCount < need { produce(now: nowNs) }
+            if adjusted || !configuration.timeStretch || !hasPlayed || expandRun > 0 { break }
+            adjusted = true
+            if !adjustDelay(now: nowNs, frame: need) { break }
+        }
+
+        trackLevel(need)
+        if let base = output.baseAddress { base.update(from: fifo, count: need) }
+        fifoCount -= need
+        fifo.update(from: fifo + need, count: fifoCount)
+        if hasPlayed { stats.currentDelayMs = delayMs(at: nowNs + duration(samples: need), timestampAfterFIFO: playoutTimestamp) }
+        var buffered = fifoCount / channels * unitsPerFrame
+        if entryCount > 0 {
+            let last = entries[entryCount - 1]
+            buffered += Int(last.timestamp + Int64(last.duration) - (hasPlayed ? playoutTimestamp : entries[0].timestamp))
+        }
+        stats.bufferedMs = Double(buffered) / 48
+        monitor?.publish(stats)
+    }
+
+    /// ``pull(into:now:)`` at the monotonic clock's now (``Clock/monotonicNanoseconds()``),
+    /// the clock the network thread stamps arrivals with.
+    public mutating func pull(into output: UnsafeMutableBufferPointer<Int16>) {
+        pull(into: output, now: Clock.monotonicNanoseconds())
+    }
+
+    private mutating func updateTarget(frameMs: Double) {
+        let q = estimator.quantile(configuration.delayQuantile)
+        stats.jitterQuantileMs = q
+        var target = q + configuration.marginMs
+        if configuration.fecDelay, configuration.useFEC, lossRate > 0.005 { target += Double(lastDuration) / 48 }
+        target = min(configuration.maximumDelayMs, max(configuration.minimumDelayMs, target))
+        stats.targetDelayMs = target
+        // The level delay is only lowered to: it follows the target up at once and down
+        // by at most 5 ms per second, so a target that wavers does not make the buffer
+        // drop a frame now and repeat one a moment later.
+        heldTarget = max(target, heldTarget - 5 * frameMs / 1000)
+    }
+
+    /// Nanoseconds that `samples` interleaved samples last.
+    private func duration(samples: Int) -> Int64 {
+        Int64(samples / configuration.channels) * 1_000_000_000 / Int64(configuration.sampleRate)
+    }
+
+    /// The added delay, in ms, of the FIFO's first sample played at `time`: the FIFO
+    /// ends just before `timestampAfterFIFO`.
+    private func delayMs(at time: Int64, timestampAfterFIFO: Int64) -> Double {
+        delayMs(of: timestampAfterFIFO - Int64(fifoCount / configuration.channels * unitsPerFrame), playedAt: time)
+    }
+
+    /// The added delay, in ms, of audio with RTP time `timestamp` played at `time`:
+    /// how much later than the fastest packets' arrival it plays.
+    private func delayMs(of timestamp: Int64, playedAt time: Int64) -> Double {
+        Double(time - (estimator.baseTransit + nanoseconds(timestamp))) / 1e6
+    }
+
+    /// Appends at least one piece of audio to the FIFO.
+    private mutating func produce(now: Int64) {
+        guard hasPlayed else {
+            // Nothing played yet: silence until the first packet has waited its target.
+            if entryCount > 0, readyToStart(entries[0], now: now) {
+                playoutTimestamp = entries[0].timestamp
+                lastSequence = entries[0].sequence - 1
+                hasPlayed = true
+                talkSpurtPending = false
+                decodeFirst(now: now)
+            } else {
+                appendSilence(Self.chunk)
+            }
+            return
+        }
+        guard entryCount > 0 else {
+            // Underrun (or a pause): extend by concealment, keep the timeline. Past
+            // `maxConcealedExpand` the sender is taken to be silent: the decoder's
+            // concealment has faded to comfort noise by then, and it is counted as such.
+            conceal(Self.chunk)
+            if expandRun < Self.maxConcealedExpand {
+                stats.concealedMs += Double(Self.chunk) / 48
+            } else {
+                stats.comfortNoiseMs += Double(Self.chunk) / 48
+            }
+            expandRun += Self.chunk
+            return
+        }
+        let next = entries[0]
+        if next.timestamp == playoutTimestamp {
+            if talkSpurtPending, !readyToStart(next, now: now) {
+                comfortNoise(Self.chunk, advance: false)
+                return
+            }
+            talkSpurtPending = false
+            expandRun = 0
+            decodeFirst(now: now)
+            return
+        }
+
+        // The packet at the playout point is missing; `next` comes later.
+        let gap = Int(next.timestamp - playoutTimestamp)
+        let missing = next.sequence - lastSequence - 1
+        if missing <= 0 {
+            // A timestamp gap with no sequence gap: the sender was silent (DTX). The
+            // concealment already played while empty counts as comfort noise.
+            if expandRun > 0 {
+                let covered = min(expandRun, gap)
+                let counted = Double(min(expandRun, Self.maxConcealedExpand)) / 48
+                stats.concealedMs -= counted
+                stats.comfortNoiseMs += counted
+                expandRun = 0
+                playoutTimestamp += Int64(covered)
+                talkSpurtPending = true
+                return
+            }
+            talkSpurtPending = true
+            let piece = quantized(min(gap, Self.chunk))
+            if piece == 0 {
+                playoutTimestamp = next.timestamp  // less than 2.5 ms: skip it
+            } else {
+                comfortNoise(piece, advance: true)
+            }
+            return
+        }
+        // Packets lost. Concealment already played while empty covers part of the gap.
+        if expandRun > 0 {
+            let covered = min(expandRun, gap)
+            expandRun = 0
+            playoutTimestamp += Int64(covered)
+            if covered == gap { finishGap(next) }
+            return
+        }
+        if configuration.useFEC, next.hasFEC, gap == next.frameDuration, gap <= OpusPayload.maxDuration {
+            recoverWithFEC(next)
+            return
+        }
+        let fecPart = configuration.useFEC && next.hasFEC ? next.frameDuration : 0
+        let piece = quantized(min(gap - fecPart, Self.chunk))
+        if piece == 0 {
+            // Less than 2.5 ms to fill: skip it.
+            playoutTimestamp = next.timestamp
+            finishGap(next)
+            return
+        }
+        conceal(piece)
+        stats.concealedMs += Double(piece) / 48
+        playoutTimestamp += Int64(piece)
+        if playoutTimestamp == next.timestamp { finishGap(next) }
+    }
+
+    /// Counts the packets that were missing before `next` once the gap is filled.
+    private mutating func finishGap(_ next: Entry) {
+        let missing = next.sequence - lastSequence - 1
+        if missing > 0 {
+            stats.lost += Int(missing)
+            for _ in 0..<min(missing, 50) { lossRate += (1 - lossRate) / 100 }
+        }
+        lastSequence = next.sequence - 1
+    }
+
+    private func quantized(_ units: Int) -> Int { max(0, units) / Self.quantum * Self.quantum }
+
+    /// Whether a talk spurt's first packet has waited long enough: its delay at the
+    /// playout point reaches the target.
+    private func readyToStart(_ entry: Entry, now: Int64) -> Bool {
+        delayMs(of: entry.timestamp, playedAt: now + duration(samples: fifoCount)) >= stats.targetDelayMs - 0.5
+    }
+
+    /// Decodes the first buffered packet (at the playout point) into the FIFO.
+    private mutating func decodeFirst(now: Int64) {
+        let entry = entries[0]
+        let delay = delayMs(of: entry.timestamp, playedAt: now + duration(samples: fifoCount))
+        delaySum += delay
+        delayCount += 1
+        stats.meanDelayMs = delaySum / Double(delayCount)
+        let payload = UnsafeRawBufferPointer(start: payloads + entry.slot * configuration.maxPayloadSize, count: entry.length)
+        let space = UnsafeMutableBufferPointer(start: fifo + fifoCount, count: fifoCapacity - fifoCount)
+        do {
+            let frames = try decoder.decode(payload, into: space)
+            fifoCount += frames * configuration.channels
+        } catch {
+            stats.undecodable += 1
+            conceal(entry.duration)
+            stats.concealedMs += Double(entry.duration) / 48
+        }
+        finishGap(entry)
+        lossRate -= lossRate / 100
+        lastDuration = entry.duration
+        lastSequence = entry.sequence
+        let shift = entry.sequence - lastDecoded
+        decodedMask = shift >= 64 || shift < 0 ? 0 : decodedMask << UInt64(shift)
+        decodedMask |= 1
+        lastDecoded = entry.sequence
+        playoutTimestamp = entry.timestamp + Int64(entry.duration)
+        removeFirst()
+    }
+
+    private mutating func recoverWithFEC(_ next: Entry) {
+        let payload = UnsafeRawBufferPointer(start: payloads + next.slot * configuration.maxPayloadSize, count: next.length)
+        let frames = next.frameDuration / unitsPerFrame
+        let space = UnsafeMutableBufferPointer(start: fifo + fifoCount, count: fifoCapacity - fifoCount)
+        do {
+            fifoCount += try decoder.decodeFEC(from: payload, frames: frames, into: space) * configuration.channels
+            stats.fecRecovered += 1
+        } catch {
+            conceal(next.frameDuration)
+            stats.concealedMs += Double(next.frameDuration) / 48
+        }
+        playoutTimestamp = next.timestamp
+        finishGap(next)
+    }
+
+    /// Appends `units` (48 kHz) of packet loss concealment.
+    private mutating func conceal(_ units: Int) {
+        let frames = units / unitsPerFrame
+        let space = UnsafeMutableBufferPointer(start: fifo + fifoCount, count: fifoCapacity - fifoCount)
+        if let n = try? decoder.concealLoss(frames: frames, into: space) {
+            fifoCount += n * configuration.channels
+        } else {
+            appendSilence(units)
+        }
+    }
+
+    /// Appends `units` of comfort noise (the decoder's concealment, which fades to its
+    /// comfort noise in SILK), optionally moving the timeline.
+    private mutating func comfortNoise(_ units: Int, advance: Bool) {
+        conceal(units)
+        stats.comfortNoiseMs += Double(units) / 48
+        if advance { playoutTimestamp += Int64(units) }
+    }
+
+    private mutating func appendSilence(_ units: Int) {
+        let samples = units / unitsPerFrame * configuration.channels
+        (fifo + fifoCount).update(repeating: 0, count: samples)
+        fifoCount += samples
+    }
+
+    // MARK: Delay control
+
+    /// Removes or repeats the frame about to play, if it is quiet, to keep the delay
+    /// within one frame above the target. Moving whole frames keeps packet boundaries
+    /// on pull boundaries: a fraction of a frame left in the FIFO would add delay
+    /// without making any packet safer. Returns whether it changed the FIFO.
+    private mutating func adjustDelay(now: Int64, frame: Int) -> Bool {
+        // The delay measured now carries the noise of arrival and wake-up times: decide
+        // on a smoothed value (about 8 frames), with a margin on each side, so that the
+        // buffer does not drop and repeat frames around a band edge.
+        let measured = delayMs(at: now, timestampAfterFIFO: playoutTimestamp)
+        let delay = smoothedDelay.map { $0 + (measured - $0) / 8 } ?? measured
+        smoothedDelay = delay
+        let target = stats.targetDelayMs
+        let frameMs = Double(frame / configuration.channels) * 1000 / Double(configuration.sampleRate)
+        let quiet = isQuiet(frame)
+        if delay - frameMs >= heldTarget + 2, quiet || delay - target > 150 {
+            // A frame less still meets the target: drop it (any frame, far above the target).
+            fifoCount -= frame
+            fifo.update(from: fifo + frame, count: fifoCount)
+            stats.droppedMs += frameMs
+            smoothedDelay = delay - frameMs
+            return true
+        }
+        if delay < target - 1, quiet, fifoCount + frame <= fifoCapacity {
+            // Below the target, as when the receiver's clock runs faster than the sender's:
+            // play the quiet frame twice before packets start to be late.
+            (fifo + frame).update(from: fifo, count: fifoCount)
+            fifoCount += frame
+            stats.stretchedMs += frameMs
+            smoothedDelay = delay + frameMs
+            return true
+        }
+        return false
+    }
+
+    /// Mean square of the next `count` samples.
+    private func power(_ count: Int) -> Double {
+        let n = min(count, fifoCount)
+        guard n > 0 else { return 0 }
+        var sum = 0.0
+        for i in 0..<n { sum += Double(fifo[i]) * Double(fifo[i]) }
+        return sum / Double(n)
+    }
+
+    /// Whether the frame about to play is quiet: within 10 dB of the tracked noise
+    /// floor, or below -60 dBFS, and never above -35 dBFS.
+    private func isQuiet(_ count: Int) -> Bool {
+        let p = power(count)
+        let absoluteSilence = 1074.0  // -60 dBFS
+        let loud = 339_000.0  // -35 dBFS
+        return p < loud && (p < absoluteSilence || p < noiseFloor * 10)
+    }
+
+    /// Follows the noise floor: down at once, up by about 2.5 dB per second.
+    private mutating func trackLevel(_ count: Int) {
+        let p = max(power(count), 1)
+        noiseFloor = p < noiseFloor ? p : noiseFloor * 1.0116
+    }
+}

@@ -1,0 +1,375 @@
+import Glibc
+public import Logging
+public import Opus
+import Synchronization
+
+/// How an ``RTPSession`` is set up.
+///
+/// Thread safety: a value type; safe to use from any thread.
+public struct RTPSessionConfiguration: Sendable {
+    /// Where RTP is received; RTCP on the next port unless ``rtcpMux``.
+    public var localAddress: SocketAddress
+    /// Where RTP is sent.
+    public var remoteAddress: SocketAddress
+    /// Where RTCP is sent: by default the remote RTP port + 1, or the RTP port with ``rtcpMux``.
+    public var remoteRTCPAddress: SocketAddress?
+    /// RTP and RTCP on one port (RFC 5761).
+    public var rtcpMux: Bool
+    /// The Opus payload type (dynamic; 96 by convention).
+    public var payloadType: UInt8
+    public var opus: OpusCallConfiguration
+    /// Packets the network thread may queue for the I/O thread (a power of two).
+    public var ringCapacity: Int
+    /// The CNAME sent in SDES; a random one (RFC 7022) by default.
+    public var cname: String?
+    /// Source validation; its payload type is always the session's ``payloadType``.
+    public var validator: RTPSourceValidator.Configuration
+
+    public init(localAddress: SocketAddress, remoteAddress: SocketAddress, remoteRTCPAddress: SocketAddress? = nil,
+                rtcpMux: Bool = false, payloadType: UInt8 = 96, opus: OpusCallConfiguration = .init(),
+                ringCapacity: Int = 64, cname: String? = nil) {
+        self.localAddress = localAddress
+        self.remoteAddress = remoteAddress
+        self.remoteRTCPAddress = remoteRTCPAddress
+        self.rtcpMux = rtcpMux
+        self.payloadType = payloadType
+        self.opus = opus
+        self.ringCapacity = ringCapacity
+        self.cname = cname
+        validator = .init(payloadType: payloadType)
+    }
+
+    /// Where RTCP goes.
+    public var rtcpDestination: SocketAddress {
+        remoteRTCPAddress ?? (rtcpMux ? remoteAddress : remoteAddress.with(port: remoteAddress.port &+ 1))
+    }
+}
+
+/// One RTP/RTCP session: the sockets, the network thread, RTCP, and the two ends the
+/// I/O thread uses (``makeSender()`` and ``makeJitterBuffer()``, fed by ``ring``).
+///
+/// ```
+/// network thread:  recvfrom -> RTPSourceValidator -> ring (SPSC) --+
+///                  RTCP: reports in, SR/RR + SDES out (RFC 3550 6.3) |
+/// I/O thread:      JitterBuffer.receive(from: ring), pull(into:) <--+
+///                  RTPSender.send(frame) -> sendto (non-blocking)
+/// ```
+///
+/// The network thread is a plain POSIX thread blocking in `poll` (at most 20 ms at a
+/// time, so ``stop()`` returns promptly); it allocates only for RTCP, never on the
+/// RTP path.
+///
+/// Thread safety: ``start()``, ``stop()``, ``makeSender()`` and ``makeJitterBuffer()``
+/// from a control thread; ``statistics`` from any thread.
+public final class RTPSession: Sendable {
+    public let configuration: RTPSessionConfiguration
+    /// Validated packets, from the network thread to the jitter buffer's thread.
+    public let ring: RTPPacketRing
+    /// Where the jitter buffer made by ``makeJitterBuffer()`` publishes its statistics.
+    public let jitterMonitor = JitterBufferMonitor()
+    /// Shared counters.
+    public let state: RTPSessionState
+    /// The SSRC this session sends with.
+    public let ssrc: UInt32
+    let rtpSocket: UDPSocket
+    let rtcpSocket: UDPSocket?
+    private let loop: NetworkLoop
+    private let thread = Mutex<pthread_t?>(nil)
+    private let senderMade = Atomic<Bool>(false)
+
+    /// Binds the sockets (RTP on the local address, RTCP on the next port unless muxed).
+    public init(configuration: RTPSessionConfiguration, logger: Logger = Logger(label: "callaudio.rtp")) throws(SocketError) {
+        self.configuration = configuration
+        rtpSocket = try UDPSocket(bindingTo: configuration.localAddress)
+        if configuration.rtcpMux {
+            rtcpSocket = nil
+        } else {
+            let port = rtpSocket.localAddress.port &+ 1
+            rtcpSocket = try UDPSocket(bindingTo: configuration.localAddress.with(port: port))
+        }
+        ring = RTPPacketRing(capacity: configuration.ringCapacity, maxPayloadSize: configuration.validator.maxPayloadSize)
+        state = RTPSessionState(initialExpectedLossPercent: configuration.opus.initialExpectedLossPercent)
+        var random = SystemRandomNumberGenerator()
+        ssrc = UInt32.random(in: 1...UInt32.max, using: &random)
+        let cname = configuration.cname ?? Self.randomCNAME(&random)
+        loop = NetworkLoop(configuration: configuration, ssrc: ssrc, cname: cname, rtp: rtpSocket, rtcp: rtcpSocket,
+                           ring: ring, state: state, logger: logger, seed: random.next())
+    }
+
+    /// A random CNAME of 96 bits in base64 (RFC 7022 section 4.2).
+    private static func randomCNAME(_ random: inout SystemRandomNumberGenerator) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+        return String((0..<16).map { _ in alphabet[Int(random.next() % 64)] })
+    }
+
+    /// The RTP socket's address (the real port when bound to port 0).
+    public var localAddress: SocketAddress { rtpSocket.localAddress }
+    /// The RTCP socket's address (the RTP one with rtcp-mux).
+    public var localRTCPAddress: SocketAddress { rtcpSocket?.localAddress ?? rtpSocket.localAddress }
+
+    /// Starts the network thread.
+    public func start() {
+        thread.withLock { current in
+            guard current == nil else { return }
+            current = NetworkThread.start(loop)
+        }
+    }
+
+    /// Sends a BYE and stops the network thread; returns within about 50 ms.
+    public func stop() {
+        let running = thread.withLock { current -> pthread_t? in
+            defer { current = nil }
+            return current
+        }
+        guard let running else { return }
+        loop.stopping.store(true, ordering: .releasing)
+        pthread_join(running, nil)
+    }
+
+    deinit { stop() }
+
+    /// The send path for the I/O thread (once per session).
+    ///
+    /// - Throws: ``OpusError`` if the Opus configuration is invalid.
+    public func makeSender() throws(OpusError) -> RTPSender {
+        precondition(!senderMade.exchange(true, ordering: .relaxed), "one sender per session")
+        let encoder = try OpusRTPEncoder(configuration: configuration.opus,
+                                         packetizer: RTPPacketizer(payloadType: configuration.payloadType, ssrc: ssrc))
+        return RTPSender(encoder: encoder, socket: rtpSocket, destination: configuration.remoteAddress, state: state)
+    }
+
+    /// A jitter buffer for the I/O thread, decoding at the call's rate and publishing to ``jitterMonitor``.
+    public func makeJitterBuffer(_ jitter: JitterBufferConfiguration? = nil) throws(OpusError) -> JitterBuffer {
+        var config = jitter ?? JitterBufferConfiguration()
+        config.sampleRate = configuration.opus.sampleRate
+        config.channels = configuration.opus.channels
+        config.maxPayloadSize = configuration.validator.maxPayloadSize
+        return JitterBuffer(configuration: config, decoder: try configuration.opus.makeDecoder(), monitor: jitterMonitor)
+    }
+
+    /// The session's statistics now.
+    public var statistics: RTPSessionStatistics {
+        var s = state.snapshot
+        s.ringOverruns = ring.overruns
+        return s
+    }
+}
+
+/// Starts a POSIX thread running a ``NetworkLoop``.
+enum NetworkThread {
+    static func start(_ loop: NetworkLoop) -> pthread_t {
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(loop).toOpaque()
+        let result = pthread_create(&thread, nil, { raw in
+            let loop = Unmanaged<NetworkLoop>.fromOpaque(raw!).takeRetainedValue()
+            loop.run()
+            return nil
+        }, context)
+        precondition(result == 0, "pthread_create failed: \(result)")
+        return thread
+    }
+}
+
+/// The network thread's work: receive, validate, hand over; RTCP in and out.
+final class NetworkLoop: @unchecked Sendable {
+    // @unchecked: everything but `stopping` is touched only by the network thread
+    // (between `start()` and the join in `stop()`).
+    let stopping = Atomic<Bool>(false)
+    private let configuration: RTPSessionConfiguration
+    private let ssrc: UInt32
+    private let cname: String
+    private let rtp: UDPSocket
+    private let rtcp: UDPSocket?
+    private let ring: RTPPacketRing
+    private let state: RTPSessionState
+    private let logger: Logger
+    private var validator: RTPSourceValidator
+    private var scheduler: RTCPScheduler
+    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
+    private let start = Clock.monotonicNanoseconds()
+    // The peer's last sender report: LSR and when it arrived.
+    private var lastSenderReport: UInt32 = 0
+    private var lastSenderReportArrival: UInt64 = 0
+    private var peerSentAt: UInt64 = 0
+    private var framesAtLastReport = 0
+    private var lastReportTime: UInt64 = 0
+    private var lockedSSRC: UInt32?
+
+    init(configuration: RTPSessionConfiguration, ssrc: UInt32, cname: String, rtp: UDPSocket, rtcp: UDPSocket?,
+         ring: RTPPacketRing, state: RTPSessionState, logger: Logger, seed: UInt64) {
+        self.configuration = configuration
+        self.ssrc = ssrc
+        self.cname = cname
+        self.rtp = rtp
+        self.rtcp = rtcp
+        self.ring = ring
+        self.state = state
+        self.logger = logger
+        var validation = configuration.validator
+        validation.payloadType = configuration.payloadType  // the session's payload type wins
+        validator = RTPSourceValidator(configuration: validation)
+        // Session bandwidth: the codec's bitrate plus 40 bytes of RTP/UDP/IPv4 headers per packet.
+        let packetsPerSecond = 1000.0 / Double(configuration.opus.frameMilliseconds)
+        let bandwidth = Double(configuration.opus.bitrate) + 40 * 8 * packetsPerSecond
+        scheduler = RTCPScheduler(now: 0, sessionBandwidth: bandwidth, firstPacketSize: 100, seed: seed)
+    }
+
+    deinit { buffer.deallocate() }
+
+    private func seconds(_ t: UInt64) -> Double { Double(t &- start) / 1e9 }
+
+    func run() {
+        logger.debug("RTP session listening", metadata: ["rtp": "\(rtp.localAddress)", "ssrc": "\(ssrc)"])
+        while !stopping.load(ordering: .acquiring) {
+            let now = Clock.monotonicNanoseconds()
+            let untilReport = max(0, Int((scheduler.nextDue - seconds(now)) * 1000))
+            let (rtpReady, rtcpReady) = UDPSocket.waitReadable(rtp, rtcp, timeoutMs: min(20, untilReport))
+            if rtpReady { drain(rtp, isRTCPSocket: false) }
+            if rtcpReady, let rtcp { drain(rtcp, isRTCPSocket: true) }
+            state.publish(validator)
+            let t = Clock.monotonicNanoseconds()
+            if seconds(t) >= scheduler.nextDue { reportTimer(now: t) }
+        }
+        sendReport(now: Clock.monotonicNanoseconds(), goodbye: true)
+        logger.debug("RTP session stopped", metadata: ["ssrc": "\(ssrc)"])
+    }
+
+    /// Reads every waiting datagram (at most 256 per call, so a flood cannot starve RTCP).
+    private func drain(_ socket: UDPSocket, isRTCPSocket: Bool) {
+        for _ in 0..<256 {
+            guard case let .datagram(length, source, truncated) = socket.receiveNow(into: buffer) else { return }
+            let arrival = Clock.monotonicNanoseconds()
+            let datagram = UnsafeRawBufferPointer(rebasing: buffer[0..<length])
+            if isRTCPSocket || (configuration.rtcpMux && RTCPCompound.isRTCP(datagram)) {
+                handleRTCP(datagram, from: source, arrival: arrival, truncated: truncated)
+                continue
+            }
+            if truncated {
+                // Count it as malformed through the validator's own path.
+                _ = validator.validate(UnsafeRawBufferPointer(start: nil, count: 0), from: source, arrival: arrival)
+                continue
+            }
+            if case let .accept(packet, payload) = validator.validate(datagram, from: source, arrival: arrival) {
+                if lockedSSRC != packet.ssrc {
+                    lockedSSRC = packet.ssrc
+                    logger.info("RTP source locked", metadata: ["source": "\(source)", "ssrc": "\(packet.ssrc)"])
+                }
+                peerSentAt = arrival
+                ring.push(packet, payload: UnsafeRawBufferPointer(rebasing: datagram[payload]))
+            }
+        }
+    }
+
+    // MARK: RTCP
+
+    private func handleRTCP(_ datagram: UnsafeRawBufferPointer, from source: SocketAddress, arrival: UInt64, truncated: Bool) {
+        guard !truncated, let packets = try? RTCPCompound.parse(datagram) else {
+            state.add(.rtcpDropped)
+            return
+        }
+        let sender: UInt32
+        switch packets[0] {
+        case let .senderReport(s, _, _), let .receiverReport(s, _): sender = s
+        default: sender = 0
+        }
+        // From the locked source, or (before anything is locked, or for a receive-only
+        // peer) from the host we send to, reporting on our SSRC.
+        let fromPeer = validator.acceptsRTCP(from: source, senderSSRC: sender)
+        let aboutUs = packets.contains { packet in
+            switch packet {
+            case let .senderReport(_, _, blocks), let .receiverReport(_, blocks): blocks.contains { $0.ssrc == ssrc }
+            default: false
+            }
+        }
+        guard fromPeer || (aboutUs && source.sameHost(as: configuration.rtcpDestination)) else {
+            state.add(.rtcpDropped)
+            return
+        }
+        state.add(.rtcpReceived)
+        scheduler.account(packetSize: datagram.count + headerOverhead)
+        let arrivalNTP = NTPTimestamp.now().middle32
+        for packet in packets {
+            switch packet {
+            case let .senderReport(_, info, blocks):
+                if fromPeer {
+                    lastSenderReport = info.ntpTimestamp.middle32
+                    lastSenderReportArrival = arrival
+                }
+                handle(blocks, arrivalNTP: arrivalNTP)
+            case let .receiverReport(_, blocks):
+                handle(blocks, arrivalNTP: arrivalNTP)
+            case let .goodbye(sources, _):
+                if fromPeer, let locked = validator.ssrc, sources.contains(locked) {
+                    validator.goodbye()
+                    logger.info("RTP source said BYE", metadata: ["ssrc": "\(locked)"])
+                }
+            default:
+                break
+            }
+        }
+    }
+
+    private func handle(_ blocks: [RTCPReportBlock], arrivalNTP: UInt32) {
+        for block in blocks where block.ssrc == ssrc {
+            if let rtt = RoundTripTime.compute(arrival: arrivalNTP, lastSenderReport: block.lastSenderReport,
+                                               delaySinceLastSenderReport: block.delaySinceLastSenderReport) {
+                state.set(.rttMicroseconds, Int(UInt64(rtt) * 1_000_000 / 65536))
+            }
+            state.set(.remoteFractionLost, Int(block.fractionLost))
+            state.set(.remoteCumulativeLost, Int(block.cumulativeLost))
+            state.set(.remoteJitterUnits, Int(block.jitter))
+            state.add(.remoteReports)
+            state.publishLossReport(fraction: block.fractionLost)
+        }
+    }
+
+    private var headerOverhead: Int { configuration.localAddress.family == .ipv6 ? 48 : 28 }
+
+    private func reportTimer(now: UInt64) {
+        // 6.3.8: we are a sender if we sent RTP since the last report; the peer is one if heard lately.
+        let frames = state.lastFrame().frames
+        scheduler.weSent = frames != framesAtLastReport
+        let peerActive = peerSentAt != 0 && now &- peerSentAt < 10_000_000_000
+        scheduler.senders = (scheduler.weSent ? 1 : 0) + (peerActive ? 1 : 0)
+        scheduler.members = validator.ssrc == nil ? 1 : 2
+        if scheduler.expired(now: seconds(now)) {
+            sendReport(now: now, goodbye: false)
+        }
+    }
+
+    private func sendReport(now: UInt64, goodbye: Bool) {
+        let last = state.lastFrame()
+        let weSent = last.frames != framesAtLastReport || (goodbye && last.frames > 0)
+        framesAtLastReport = last.frames
+        var blocks: [RTCPReportBlock] = []
+        if let peer = validator.ssrc, let sequence = validator.sequence {
+            let dlsr = lastSenderReport == 0 ? 0 : UInt32(truncatingIfNeeded: (now &- lastSenderReportArrival) * 65536 / 1_000_000_000)
+            blocks.append(RTCPReportBlock(ssrc: peer, fractionLost: validator.takeFractionLost(),
+                                          cumulativeLost: sequence.cumulativeLost,
+                                          extendedHighestSequence: sequence.extendedMaxSequence,
+                                          jitter: validator.jitter.jitter, lastSenderReport: lastSenderReport,
+                                          delaySinceLastSenderReport: dlsr))
+            state.set(.lastFractionLost, Int(blocks[0].fractionLost))
+        }
+        var packets: [RTCPPacket] = []
+        if weSent {
+            // The RTP timestamp of this instant: the last frame's, advanced by the time since.
+            let elapsed = now &- last.time
+            let rtpNow = last.timestamp &+ Clock.rtpUnits(nanoseconds: elapsed, rate: OpusCallConfiguration.rtpClockRate)
+            let info = RTCPSenderInfo(ntpTimestamp: NTPTimestamp.now(), rtpTimestamp: rtpNow,
+                                      packetCount: UInt32(truncatingIfNeeded: state.int(.packetsSent)),
+                                      octetCount: UInt32(truncatingIfNeeded: state.int(.octetsSent)))
+            packets.append(.senderReport(ssrc: ssrc, sender: info, reports: blocks))
+        } else {
+            packets.append(.receiverReport(ssrc: ssrc, reports: blocks))
+        }
+        packets.append(.sourceDescription([RTCPSourceDescriptionChunk(
+            ssrc: ssrc, items: [RTCPSourceDescriptionItem(type: RTCPSourceDescriptionItem.cname, text: cname)])]))
+        if goodbye { packets.append(.goodbye(sources: [ssrc], reason: nil)) }
+        guard let bytes = try? RTCPCompound.serialize(packets) else { return }
+        let socket = rtcp ?? rtp
+        if socket.send(bytes, to: configuration.rtcpDestination) == .sent { state.add(.rtcpSent) }
+        scheduler.sent(now: seconds(now), size: bytes.count + headerOverhead)
+        lastReportTime = now
+    }
+}

@@ -1,0 +1,182 @@
+/// Counters and measurements of an RTP session, shared between the I/O thread (which
+/// sends), the network thread (which receives and runs RTCP) and anyone reading
+/// statistics.
+///
+/// Each value is an atomic cell; writers are fixed: the send counters and the frame
+/// clock by the sender, everything else by the network thread.
+///
+/// Thread safety: safe from any thread; no method allocates, locks or blocks.
+public final class RTPSessionState: Sendable {
+    enum Cell: Int, CaseIterable {
+        case packetsSent, octetsSent, sendFailures, lastFrameTimestamp, lastFrameTime, framesEncoded
+        case lossReportSerial, lossReportFraction, expectedLossPercent
+        case accepted, malformed, wrongPayloadType, foreignSource, foreignSSRC, probation, badSequence
+        case sourceChanges, packetsExpected, packetsReceived, cumulativeLost, jitterUnits, lastFractionLost
+        case rtcpSent, rtcpReceived, rtcpDropped, rttMicroseconds
+        case remoteFractionLost, remoteCumulativeLost, remoteJitterUnits, remoteReports
+    }
+
+    private let cells = AtomicCells(count: Cell.allCases.count)
+
+    public init(initialExpectedLossPercent: Int = 0) {
+        cells.store(Cell.rttMicroseconds.rawValue, -1)
+        cells.store(Cell.expectedLossPercent.rawValue, initialExpectedLossPercent)
+    }
+
+    @inline(__always) func int(_ c: Cell) -> Int { cells.int(c.rawValue) }
+    @inline(__always) func set(_ c: Cell, _ v: Int) { cells.store(c.rawValue, v) }
+    @inline(__always) func add(_ c: Cell, _ v: Int = 1) { cells.add(c.rawValue, v) }
+
+    // MARK: Sender side (I/O thread)
+
+    func recordFrame(timestamp: UInt32, at time: UInt64) {
+        // Time first, then the timestamp with release: a reader that acquires the
+        // timestamp sees a time at least as new (close enough for a sender report).
+        set(.lastFrameTime, Int(truncatingIfNeeded: time))
+        cells.storeReleasing(Cell.lastFrameTimestamp.rawValue, Int(timestamp))
+        add(.framesEncoded)
+    }
+
+    func recordSent(payloadBytes: Int) {
+        add(.packetsSent)
+        add(.octetsSent, payloadBytes)
+    }
+
+    func recordSendFailure() { add(.sendFailures) }
+
+    func setExpectedLoss(_ percent: Int) { set(.expectedLossPercent, percent) }
+
+    /// The newest receiver report about our stream: its serial number (0: none yet) and fraction lost.
+    func latestLossReport() -> (serial: Int, fraction: UInt8) {
+        let serial = cells.loadAcquiring(Cell.lossReportSerial.rawValue)
+        return (serial, UInt8(truncatingIfNeeded: int(.lossReportFraction)))
+    }
+
+    // MARK: Network side
+
+    func publishLossReport(fraction: UInt8) {
+        set(.lossReportFraction, Int(fraction))
+        cells.storeReleasing(Cell.lossReportSerial.rawValue, int(.lossReportSerial) + 1)
+    }
+
+    /// The last frame's RTP timestamp and monotonic time, for a sender report.
+    func lastFrame() -> (timestamp: UInt32, time: UInt64, frames: Int) {
+        let ts = UInt32(truncatingIfNeeded: cells.loadAcquiring(Cell.lastFrameTimestamp.rawValue))
+        return (ts, UInt64(truncatingIfNeeded: int(.lastFrameTime)), int(.framesEncoded))
+    }
+}
+
+/// A snapshot of an RTP session's statistics.
+///
+/// Thread safety: a value type; safe to use from any thread.
+public struct RTPSessionStatistics: Sendable, Equatable, Codable {
+    // Sending.
+    public var packetsSent = 0
+    public var octetsSent = 0
+    /// Datagrams the socket refused (full buffer or error).
+    public var sendFailures = 0
+    /// The encoder's expected loss now, in percent (fed from receiver reports).
+    public var expectedLossPercent = 0
+    // Receiving, from the locked source (RFC 3550 A.1, A.3, A.8).
+    /// Datagrams passed to the jitter buffer.
+    public var packetsReceived = 0
+    public var packetsExpected = 0
+    /// Cumulative packets lost (expected minus received).
+    public var packetsLost = 0
+    /// Interarrival jitter in milliseconds.
+    public var jitterMs = 0.0
+    /// Times a new source was locked.
+    public var sourceChanges = 0
+    // Dropped on the network thread, never passed on.
+    public var droppedMalformed = 0
+    public var droppedWrongPayloadType = 0
+    public var droppedForeignSource = 0
+    public var droppedForeignSSRC = 0
+    public var droppedProbation = 0
+    public var droppedBadSequence = 0
+    /// Packets dropped because the I/O thread did not keep up.
+    public var ringOverruns = 0
+    // RTCP.
+    public var rtcpSent = 0
+    public var rtcpReceived = 0
+    /// Compound packets that failed validation or came from elsewhere.
+    public var rtcpDropped = 0
+    /// Round-trip time from the last report block about our stream, if any.
+    public var rttMs: Double?
+    /// The peer's last report about our stream.
+    public var remoteFractionLost = 0.0
+    public var remoteCumulativeLost = 0
+    public var remoteJitterMs = 0.0
+    public var remoteReports = 0
+
+    public init() {}
+
+    /// Every datagram dropped on the network thread.
+    public var droppedTotal: Int {
+        droppedMalformed + droppedWrongPayloadType + droppedForeignSource + droppedForeignSSRC + droppedProbation
+            + droppedBadSequence
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case packetsSent = "packets_sent", octetsSent = "octets_sent", sendFailures = "send_failures",
+             expectedLossPercent = "expected_loss_percent", packetsReceived = "packets_received",
+             packetsExpected = "packets_expected", packetsLost = "packets_lost", jitterMs = "jitter_ms",
+             sourceChanges = "source_changes", droppedMalformed = "dropped_malformed",
+             droppedWrongPayloadType = "dropped_wrong_payload_type", droppedForeignSource = "dropped_foreign_source",
+             droppedForeignSSRC = "dropped_foreign_ssrc", droppedProbation = "dropped_probation",
+             droppedBadSequence = "dropped_bad_sequence", ringOverruns = "ring_overruns", rtcpSent = "rtcp_sent",
+             rtcpReceived = "rtcp_received", rtcpDropped = "rtcp_dropped", rttMs = "rtt_ms",
+             remoteFractionLost = "remote_fraction_lost", remoteCumulativeLost = "remote_cumulative_lost",
+             remoteJitterMs = "remote_jitter_ms", remoteReports = "remote_reports"
+    }
+}
+
+extension RTPSessionState {
+    /// The statistics now.
+    public var snapshot: RTPSessionStatistics {
+        var s = RTPSessionStatistics()
+        s.packetsSent = int(.packetsSent)
+        s.octetsSent = int(.octetsSent)
+        s.sendFailures = int(.sendFailures)
+        s.expectedLossPercent = int(.expectedLossPercent)
+        s.packetsReceived = int(.packetsReceived)
+        s.packetsExpected = int(.packetsExpected)
+        s.packetsLost = int(.cumulativeLost)
+        s.jitterMs = Double(int(.jitterUnits)) / 48
+        s.sourceChanges = int(.sourceChanges)
+        s.droppedMalformed = int(.malformed)
+        s.droppedWrongPayloadType = int(.wrongPayloadType)
+        s.droppedForeignSource = int(.foreignSource)
+        s.droppedForeignSSRC = int(.foreignSSRC)
+        s.droppedProbation = int(.probation)
+        s.droppedBadSequence = int(.badSequence)
+        s.rtcpSent = int(.rtcpSent)
+        s.rtcpReceived = int(.rtcpReceived)
+        s.rtcpDropped = int(.rtcpDropped)
+        let rtt = int(.rttMicroseconds)
+        s.rttMs = rtt < 0 ? nil : Double(rtt) / 1000
+        s.remoteFractionLost = Double(int(.remoteFractionLost)) / 256
+        s.remoteCumulativeLost = int(.remoteCumulativeLost)
+        s.remoteJitterMs = Double(int(.remoteJitterUnits)) / 48
+        s.remoteReports = int(.remoteReports)
+        return s
+    }
+
+    /// Publishes the validator's counters and reception statistics (network thread).
+    func publish(_ v: RTPSourceValidator) {
+        set(.accepted, v.accepted)
+        set(.malformed, v.dropped(.malformed))
+        set(.wrongPayloadType, v.dropped(.wrongPayloadType))
+        set(.foreignSource, v.dropped(.foreignSource))
+        set(.foreignSSRC, v.dropped(.foreignSSRC))
+        set(.probation, v.dropped(.probation))
+        set(.badSequence, v.dropped(.badSequence))
+        set(.sourceChanges, Int(v.generation))
+        set(.packetsReceived, v.accepted)
+        if let seq = v.sequence {
+            set(.packetsExpected, Int(seq.expected))
+            set(.cumulativeLost, Int(seq.cumulativeLost))
+        }
+        set(.jitterUnits, Int(v.jitter.jitter))
+    }
+}

@@ -1,0 +1,187 @@
+/// Why the network thread dropped a datagram.
+///
+/// Thread safety: a value type; safe to use from any thread.
+public enum RTPDropReason: Int, Sendable, CaseIterable, Codable {
+    /// Not a valid RTP packet, an empty or malformed Opus payload, or a truncated datagram.
+    case malformed
+    /// A payload type other than the negotiated one.
+    case wrongPayloadType
+    /// From an address other than the locked source's.
+    case foreignSource
+    /// From the locked address with another SSRC.
+    case foreignSSRC
+    /// From a source still in probation (RFC 3550 A.1).
+    case probation
+    /// A sequence number too far from the expected one (A.1), until the sender shows it restarted.
+    case badSequence
+}
+
+/// Decides which RTP datagrams reach the jitter buffer (RFC 3550 appendix A.1 and
+/// section 8.2), on the network thread.
+///
+/// - A datagram must parse as RTP version 2 with the expected payload type and a
+///   well-formed Opus payload.
+/// - The first source (address and SSRC) to send ``RTPSequenceState/minSequential``
+///   packets in sequence is **locked**; up to four candidates are tracked at once so
+///   interleaved sources cannot stall each other.
+/// - After that, datagrams from other addresses or with other SSRCs are dropped and
+///   counted. The sender may change its SSRC (a restart): a new SSRC from the locked
+///   address takes over once it has passed probation *and* the locked SSRC has been
+///   silent for ``Configuration/ssrcChangeHoldoffMs`` (at once after its BYE). Another
+///   address takes over only after ``Configuration/sourceTimeoutMs`` of silence, so a
+///   flood from elsewhere during a call changes nothing.
+/// - Within the locked source, A.1's sequence checks apply (large jumps are accepted
+///   only once the next packet confirms them).
+///
+/// Thread safety: a value type; used by the network thread. ``validate(_:from:arrival:)``
+/// does not allocate.
+public struct RTPSourceValidator: Sendable {
+    public struct Configuration: Sendable, Equatable {
+        public var payloadType: UInt8
+        /// Silence of the locked SSRC after which a new SSRC from the same address takes over.
+        public var ssrcChangeHoldoffMs: Int
+        /// Silence of the locked source after which another address may take over.
+        public var sourceTimeoutMs: Int
+        /// Payloads larger than this are dropped as malformed.
+        public var maxPayloadSize: Int
+
+        public init(payloadType: UInt8 = 96, ssrcChangeHoldoffMs: Int = 100, sourceTimeoutMs: Int = 2000,
+                    maxPayloadSize: Int = 1500) {
+            self.payloadType = payloadType
+            self.ssrcChangeHoldoffMs = ssrcChangeHoldoffMs
+            self.sourceTimeoutMs = sourceTimeoutMs
+            self.maxPayloadSize = maxPayloadSize
+        }
+    }
+
+    /// The outcome for one datagram.
+    public enum Verdict: Sendable, Equatable {
+        /// Pass `packet` on, with the payload at `payload` in the datagram.
+        case accept(RTPReceivedPacket, payload: Range<Int>)
+        case drop(RTPDropReason)
+    }
+
+    private struct Candidate: Sendable {
+        var source: SocketAddress
+        var ssrc: UInt32
+        var sequence: RTPSequenceState
+        var lastSeen: UInt64
+    }
+
+    public let configuration: Configuration
+    /// The locked source's address.
+    public private(set) var source: SocketAddress?
+    /// The locked source's SSRC.
+    public private(set) var ssrc: UInt32?
+    /// The locked source's sequence state (A.1, A.3).
+    public private(set) var sequence: RTPSequenceState?
+    /// The locked source's interarrival jitter (A.8).
+    public private(set) var jitter = RTPInterarrivalJitter()
+    /// Increments at each lock and each change of source.
+    public private(set) var generation: UInt32 = 0
+    /// Datagrams dropped, by reason.
+    public private(set) var drops = [Int](repeating: 0, count: RTPDropReason.allCases.count)
+    /// Datagrams passed on.
+    public private(set) var accepted = 0
+    private var lastSeen: UInt64 = 0
+    private var byeReceived = false
+    private var candidates: [Candidate?] = [nil, nil, nil, nil]
+
+    public init(configuration: Configuration = .init()) {
+        self.configuration = configuration
+    }
+
+    /// Datagrams dropped for `reason`.
+    public func dropped(_ reason: RTPDropReason) -> Int { drops[reason.rawValue] }
+
+    /// Checks one datagram that arrived from `address` at `arrival` (monotonic nanoseconds).
+    public mutating func validate(_ datagram: UnsafeRawBufferPointer, from address: SocketAddress, arrival: UInt64) -> Verdict {
+        let verdict = check(datagram, from: address, arrival: arrival)
+        switch verdict {
+        case .accept: accepted += 1
+        case .drop(let reason): drops[reason.rawValue] += 1
+        }
+        return verdict
+    }
+
+    private mutating func check(_ datagram: UnsafeRawBufferPointer, from address: SocketAddress, arrival: UInt64) -> Verdict {
+        guard let packet = try? RTPPacket.parse(datagram) else { return .drop(.malformed) }
+        let header = packet.header
+        guard header.payloadType == configuration.payloadType else { return .drop(.wrongPayloadType) }
+        let payload = UnsafeRawBufferPointer(rebasing: datagram[packet.payload])
+        guard payload.count <= configuration.maxPayloadSize, OpusPayload.parse(payload) != nil else {
+            return .drop(.malformed)
+        }
+
+        if let lockedSource = source, let lockedSSRC = ssrc, address == lockedSource, header.ssrc == lockedSSRC {
+            guard sequence!.update(header.sequenceNumber) else { return .drop(.badSequence) }
+            return accept(header, payload: packet.payload, arrival: arrival)
+        }
+
+        // Not the locked source: a candidate, which may take over if it is allowed to.
+        let silence = source == nil ? UInt64.max : arrival &- lastSeen
+        let sameAddress = source.map { $0 == address } ?? false
+        let holdoff = UInt64(sameAddress ? configuration.ssrcChangeHoldoffMs : configuration.sourceTimeoutMs) * 1_000_000
+        let mayTakeOver = source == nil || silence >= holdoff || (sameAddress && byeReceived)
+        let passed = probe(address: address, ssrc: header.ssrc, sequenceNumber: header.sequenceNumber, arrival: arrival)
+        guard passed else {
+            if source == nil || mayTakeOver { return .drop(.probation) }
+            return .drop(sameAddress ? .foreignSSRC : .foreignSource)
+        }
+        guard mayTakeOver else { return .drop(sameAddress ? .foreignSSRC : .foreignSource) }
+        lock(address: address, ssrc: header.ssrc)
+        return accept(header, payload: packet.payload, arrival: arrival)
+    }
+
+    /// Runs A.1 probation for a candidate; true once it is valid.
+    private mutating func probe(address: SocketAddress, ssrc: UInt32, sequenceNumber: UInt16, arrival: UInt64) -> Bool {
+        var slot = candidates.firstIndex { $0?.source == address && $0?.ssrc == ssrc }
+        if slot == nil {
+            // A new candidate replaces an empty slot or the one heard from longest ago.
+            var oldest = 0
+            for i in candidates.indices {
+                guard let c = candidates[i] else { oldest = i; break }
+                if c.lastSeen < (candidates[oldest]?.lastSeen ?? 0) { oldest = i }
+            }
+            candidates[oldest] = Candidate(source: address, ssrc: ssrc,
+                                           sequence: RTPSequenceState(firstSequence: sequenceNumber), lastSeen: arrival)
+            slot = oldest
+        }
+        let i = slot!
+        candidates[i]!.lastSeen = arrival
+        return candidates[i]!.sequence.update(sequenceNumber)
+    }
+
+    private mutating func lock(address: SocketAddress, ssrc newSSRC: UInt32) {
+        let i = candidates.firstIndex { $0?.source == address && $0?.ssrc == newSSRC }!
+        source = address
+        ssrc = newSSRC
+        sequence = candidates[i]!.sequence
+        jitter = RTPInterarrivalJitter()
+        generation &+= 1
+        byeReceived = false
+        for j in candidates.indices { candidates[j] = nil }
+    }
+
+    private mutating func accept(_ header: RTPHeader, payload: Range<Int>, arrival: UInt64) -> Verdict {
+        lastSeen = arrival
+        jitter.update(arrival: Clock.rtpUnits(nanoseconds: arrival, rate: 48000), timestamp: header.timestamp)
+        let packet = RTPReceivedPacket(sequenceNumber: sequence!.extended(header.sequenceNumber),
+                                       timestamp: header.timestamp, marker: header.marker, ssrc: header.ssrc,
+                                       arrival: arrival, sourceGeneration: generation)
+        return .accept(packet, payload: payload)
+    }
+
+    /// Whether RTCP from `address` about `senderSSRC` comes from the locked source:
+    /// the same SSRC and host (RTCP uses another port).
+    public func acceptsRTCP(from address: SocketAddress, senderSSRC: UInt32) -> Bool {
+        guard let source, let ssrc else { return false }
+        return senderSSRC == ssrc && address.sameHost(as: source)
+    }
+
+    /// The locked source said BYE: a new SSRC from its address may take over at once.
+    public mutating func goodbye() { byeReceived = true }
+
+    /// Takes the fraction lost since the last call (A.3), for a report block.
+    public mutating func takeFractionLost() -> UInt8 { sequence?.takeFractionLost() ?? 0 }
+}

@@ -1,0 +1,84 @@
+/// What identifies a dialog (RFC 3261 section 12): the Call-ID and both tags.
+struct DialogID: Sendable, Hashable, CustomStringConvertible {
+    var callID: String
+    var localTag: String
+    var remoteTag: String
+
+    var description: String { "\(callID);local=\(localTag);remote=\(remoteTag)" }
+}
+
+/// The state of a dialog (RFC 3261 section 12.1): the peer's target and route set, and the
+/// sequence numbers of each side.
+struct Dialog: Sendable {
+    var id: DialogID
+    /// Our party (`From` of our requests), without the tag.
+    var local: SIPNameAddress
+    /// The peer's party (`To` of our requests), without the tag.
+    var remote: SIPNameAddress
+    /// Where in-dialog requests go: the peer's `Contact`.
+    var remoteTarget: SIPURI
+    /// `Route` headers for in-dialog requests (loose routing), in the order they are sent.
+    var routeSet: [SIPNameAddress]
+    /// The CSeq of our last request.
+    var localSequence: UInt32
+    /// The CSeq of the peer's last request (nil before its first, for a UAC).
+    var remoteSequence: UInt32?
+    /// Confirmed (a 2xx was sent or received) or early (a 1xx with a tag).
+    var isConfirmed: Bool
+
+    /// A dialog created by a UAC from a response with a To tag (section 12.1.2).
+    static func uac(invite: SIPRequest, response: SIPResponse) -> Dialog? {
+        guard let from = try? invite.headers.from(), let to = try? response.headers.to(),
+              let callID = try? invite.headers.callID(), let localTag = from.tag, let remoteTag = to.tag,
+              let cseq = try? invite.headers.cseq()
+        else { return nil }
+        let target = (try? response.headers.contacts().first?.uri) ?? nil
+        var local = from, remote = to
+        local.tag = nil
+        remote.tag = nil
+        return Dialog(id: DialogID(callID: callID, localTag: localTag, remoteTag: remoteTag),
+                      local: local, remote: remote, remoteTarget: target ?? invite.uri,
+                      routeSet: ((try? response.headers.recordRoutes()) ?? []).reversed(),
+                      localSequence: cseq.sequence, remoteSequence: nil,
+                      isConfirmed: response.isSuccess)
+    }
+
+    /// A dialog created by a UAS for a request that creates one (section 12.1.1).
+    static func uas(request: SIPRequest, localTag: String) -> Dialog? {
+        guard let from = try? request.headers.from(), let to = try? request.headers.to(),
+              let callID = try? request.headers.callID(), let remoteTag = from.tag,
+              let cseq = try? request.headers.cseq()
+        else { return nil }
+        let target = (try? request.headers.contacts().first?.uri) ?? nil
+        var local = to, remote = from
+        local.tag = nil
+        remote.tag = nil
+        return Dialog(id: DialogID(callID: callID, localTag: localTag, remoteTag: remoteTag),
+                      local: local, remote: remote, remoteTarget: target ?? from.uri,
+                      routeSet: (try? request.headers.recordRoutes()) ?? [],
+                      localSequence: 0, remoteSequence: cseq.sequence, isConfirmed: false)
+    }
+
+    /// A request within the dialog (section 12.2.1.1), without `Via`; ACK and CANCEL reuse
+    /// a sequence number, every other method takes the next one.
+    mutating func makeRequest(_ method: SIPMethod, sequence: UInt32? = nil) -> SIPRequest {
+        let cseq: UInt32
+        if let sequence {
+            cseq = sequence
+        } else {
+            localSequence &+= 1
+            cseq = localSequence
+        }
+        var headers = SIPHeaders()
+        var from = local, to = remote
+        from.tag = id.localTag
+        to.tag = id.remoteTag
+        headers.add("Max-Forwards", "70")
+        headers.add("From", from.description)
+        headers.add("To", to.description)
+        headers.add("Call-ID", id.callID)
+        headers.add("CSeq", "\(cseq) \(method)")
+        for route in routeSet { headers.add("Route", route.description) }
+        return SIPRequest(method: method, uri: remoteTarget, headers: headers)
+    }
+}

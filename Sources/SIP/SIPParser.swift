@@ -1,0 +1,257 @@
+/// Why a datagram is not a valid SIP message.
+///
+/// Thread safety: a value type; safe to use from any thread.
+public enum SIPParseError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Nothing but line breaks (a keep-alive), or no bytes at all.
+    case empty
+    /// Neither `METHOD URI SIP/2.0` nor `SIP/2.0 CODE REASON`.
+    case badStartLine
+    /// A version other than `SIP/2.0`.
+    case unsupportedVersion
+    /// A status code that is not three digits in 100 ... 699.
+    case badStatusCode
+    /// A header line without a colon or with a name that is not a token.
+    case badHeaderLine
+    /// More header fields than ``SIPParser/maximumHeaderFields``.
+    case tooManyHeaders
+    /// The header section does not end with an empty line.
+    case missingBlankLine
+    /// A mandatory header (`Via`, `From`, `To`, `Call-ID`, `CSeq`) is missing.
+    case missingHeader(String)
+    /// A header value that does not follow its grammar (the header's name).
+    case badHeaderValue(String)
+    case badContentLength
+    /// `Content-Length` is larger than the bytes after the headers (RFC 3261 section 18.3).
+    case contentLengthBeyondDatagram
+    /// The `CSeq` method differs from the request's method.
+    case cseqMethodMismatch
+    /// The Request-URI (or a URI in a header) does not parse.
+    case badURI
+    /// A URI scheme other than `sip`/`sips` (answered 416 in a Request-URI).
+    case unsupportedURIScheme(String)
+
+    public var description: String {
+        switch self {
+        case .empty: "empty message"
+        case .badStartLine: "bad start line"
+        case .unsupportedVersion: "unsupported SIP version"
+        case .badStatusCode: "bad status code"
+        case .badHeaderLine: "bad header line"
+        case .tooManyHeaders: "too many header fields"
+        case .missingBlankLine: "header section does not end with an empty line"
+        case .missingHeader(let name): "missing \(name)"
+        case .badHeaderValue(let name): "malformed \(name)"
+        case .badContentLength: "malformed Content-Length"
+        case .contentLengthBeyondDatagram: "Content-Length beyond the datagram"
+        case .cseqMethodMismatch: "CSeq method does not match the request method"
+        case .badURI: "malformed URI"
+        case .unsupportedURIScheme(let scheme): "unsupported URI scheme '\(scheme)'"
+        }
+    }
+}
+
+extension SIPMessage {
+    /// Parses one datagram (RFC 3261 section 7 with the UDP framing of section 18.3) and checks
+    /// the headers every message needs: `Via`, `From`, `To`, `Call-ID`, `CSeq` (and for a
+    /// request, that the `CSeq` method is the request's method).
+    ///
+    /// Leading line breaks are skipped; header folding is accepted; without `Content-Length`
+    /// the body is the rest of the datagram, and bytes beyond `Content-Length` are ignored.
+    ///
+    /// - Throws: ``SIPParseError``; never traps, whatever the input.
+    public init(parsing bytes: [UInt8]) throws(SIPParseError) {
+        switch SIPParser.classify(bytes) {
+        case .message(let message): self = message
+        case .keepAlive: throw .empty
+        case .badRequest(let error, _), .malformed(let error): throw error
+        }
+    }
+
+    /// Parses a message written as text.
+    public init(parsing text: String) throws(SIPParseError) {
+        try self.init(parsing: Array(text.utf8))
+    }
+}
+
+/// The SIP message parser.
+///
+/// Thread safety: stateless; safe from any thread.
+public enum SIPParser {
+    /// Header fields beyond this make the message malformed (a defence against memory abuse;
+    /// real messages carry 10 to 30).
+    public static let maximumHeaderFields = 256
+
+    /// What a received datagram is, for the transport layer.
+    enum Outcome {
+        /// CR/LF only (RFC 5626 keep-alives): ignored.
+        case keepAlive
+        case message(SIPMessage)
+        /// A request that is malformed but carries what a response needs (its `Via`, `From`,
+        /// `To`, `Call-ID`, `CSeq` as written): answer it (400, 416 or 505).
+        case badRequest(SIPParseError, SIPHeaders)
+        /// Anything else wrong: drop it and count it.
+        case malformed(SIPParseError)
+    }
+
+    private enum StartLine {
+        case request(SIPMethod, Result<SIPURI, SIPParseError>, versionError: SIPParseError?)
+        case response(Int, String)
+    }
+
+    static func classify(_ bytes: [UInt8]) -> Outcome {
+        bytes.withUnsafeBufferPointer { classify($0) }
+    }
+
+    private static func classify(_ bytes: UnsafeBufferPointer<UInt8>) -> Outcome {
+        var i = 0
+        let n = bytes.count
+        while i < n, bytes[i] == .cr || bytes[i] == .lf { i += 1 }
+        if i == n { return .keepAlive }
+
+        // Lines end with LF; a CR before it is dropped (bare LF is tolerated).
+        func nextLine() -> (String, isEmpty: Bool)? {
+            var lf = i
+            while lf < n, bytes[lf] != .lf { lf += 1 }
+            guard lf < n else { return nil }
+            let end = lf > i && bytes[lf - 1] == .cr ? lf - 1 : lf
+            let line = String(decoding: UnsafeBufferPointer(rebasing: bytes[i..<end]), as: UTF8.self)
+            let empty = end == i
+            i = lf + 1
+            return (line, empty)
+        }
+
+        guard let (firstLine, _) = nextLine() else { return .malformed(.badStartLine) }
+        let startLine: StartLine
+        switch parseStartLine(firstLine) {
+        case .success(let s): startLine = s
+        case .failure(let error): return .malformed(error)
+        }
+
+        // Header fields; the first error is remembered, and collection goes on so that a
+        // 400 can still copy the headers it needs.
+        var headers = SIPHeaders()
+        var firstError: SIPParseError?
+        var sawBlankLine = false
+        while let (line, isEmpty) = nextLine() {
+            if isEmpty {
+                sawBlankLine = true
+                break
+            }
+            if let c = line.utf8.first, c.isLWS {
+                // Folding (RFC 3261 section 7.3.1): continues the previous value.
+                if let last = headers.fields.last {
+                    var field = last
+                    field.value = String((field.value + " " + line)[...].trimmed)
+                    headers.replaceLast(with: field)
+                } else if firstError == nil {
+                    firstError = .badHeaderLine
+                }
+                continue
+            }
+            guard headers.count < maximumHeaderFields else {
+                if firstError == nil { firstError = .tooManyHeaders }
+                continue
+            }
+            guard let colon = line.utf8.firstIndex(of: .colon) else {
+                if firstError == nil { firstError = .badHeaderLine }
+                continue
+            }
+            let name = line[..<colon].trimmed
+            guard name.isToken else {
+                if firstError == nil { firstError = .badHeaderLine }
+                continue
+            }
+            headers.add(String(name), String(line[line.utf8.index(after: colon)...].trimmed))
+        }
+        if !sawBlankLine, firstError == nil { firstError = .missingBlankLine }
+
+        // Body (RFC 3261 section 18.3).
+        var body: [UInt8] = []
+        if sawBlankLine {
+            let available = n - i
+            do {
+                if let length = try headers.contentLength() {
+                    if length > available {
+                        if firstError == nil { firstError = .contentLengthBeyondDatagram }
+                    } else {
+                        body = Array(UnsafeBufferPointer(rebasing: bytes[i..<(i + length)]))
+                    }
+                } else {
+                    body = Array(UnsafeBufferPointer(rebasing: bytes[i...]))
+                }
+            } catch {
+                if firstError == nil { firstError = error }
+            }
+        }
+
+        switch startLine {
+        case .request(let method, let uriResult, let versionError):
+            var error = firstError ?? versionError
+            var uri: SIPURI?
+            switch uriResult {
+            case .success(let u): uri = u
+            case .failure(let e): if error == nil { error = e }
+            }
+            if error == nil { error = validate(headers, method: method) }
+            if let error {
+                return method != .ack && canAnswer(headers) ? .badRequest(error, headers) : .malformed(error)
+            }
+            return .message(.request(SIPRequest(method: method, uri: uri!, headers: headers, body: body)))
+        case .response(let code, let reason):
+            if let error = firstError ?? validate(headers, method: nil) { return .malformed(error) }
+            return .message(.response(SIPResponse(statusCode: code, reasonPhrase: reason, headers: headers, body: body)))
+        }
+    }
+
+    private static func parseStartLine(_ line: String) -> Result<StartLine, SIPParseError> {
+        let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        if line.utf8.starts(with: "SIP/".utf8) {
+            guard parts.count >= 2 else { return .failure(.badStartLine) }
+            guard parts[0].equalsIgnoringCase("SIP/2.0") else { return .failure(.unsupportedVersion) }
+            guard parts[1].utf8.count == 3, parts[1].utf8.allSatisfy(\.isDigit), let code = Int(parts[1]),
+                  (100...699).contains(code)
+            else { return .failure(.badStatusCode) }
+            return .success(.response(code, parts.count == 3 ? String(parts[2]) : ""))
+        }
+        guard parts.count == 3, parts[0].isToken, !parts[1].isEmpty, parts[2].utf8.starts(with: "SIP/".utf8)
+                || parts[2].utf8.starts(with: "sip/".utf8)
+        else { return .failure(.badStartLine) }
+        let versionError: SIPParseError? = parts[2].equalsIgnoringCase("SIP/2.0") ? nil : .unsupportedVersion
+        let uri: Result<SIPURI, SIPParseError>
+        do { uri = .success(try SIPURI.parse(parts[1])) } catch { uri = .failure(error) }
+        return .success(.request(SIPMethod(String(parts[0])), uri, versionError: versionError))
+    }
+
+    /// The mandatory headers of RFC 3261 section 8.1.1 (`Max-Forwards` is checked when present).
+    private static func validate(_ headers: SIPHeaders, method: SIPMethod?) -> SIPParseError? {
+        do {
+            _ = try headers.topVia()
+            _ = try headers.from()
+            _ = try headers.to()
+            _ = try headers.callID()
+            let cseq = try headers.cseq()
+            if let method {
+                _ = try headers.maxForwards()
+                if cseq.method != method { return .cseqMethodMismatch }
+            }
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Whether a response can be built for these headers: a top `Via` to send it along and
+    /// the fields the client matches it with.
+    private static func canAnswer(_ headers: SIPHeaders) -> Bool {
+        guard (try? headers.topVia()) != nil else { return false }
+        return ["From", "To", "Call-ID", "CSeq"].allSatisfy { headers.contains($0) }
+    }
+}
+
+extension SIPHeaders {
+    /// Replaces the last field (header folding).
+    mutating func replaceLast(with field: SIPHeaderField) {
+        removeLast()
+        add(field)
+    }
+}

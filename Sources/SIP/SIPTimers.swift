@@ -1,0 +1,30 @@
+/// The timer values of RFC 3261 section 17 (table 4), for UDP.
+///
+/// Timers A/E/G start at T1 and double (E and G up to T2); B, F, H, J, L and M are 64 × T1;
+/// K and I are T4; D is ``timerD``. Tests use short values; production uses ``rfc3261``.
+///
+/// Thread safety: a value type; safe to use from any thread.
+public struct SIPTimers: Sendable, Hashable {
+    /// Round-trip time estimate: the first retransmission interval (500 ms).
+    public var t1: Duration
+    /// The longest retransmission interval for non-INVITE requests and INVITE responses (4 s).
+    public var t2: Duration
+    /// How long a message may stay in the network (5 s): Timers I and K.
+    public var t4: Duration
+    /// How long an INVITE client transaction absorbs retransmitted final responses (at least 32 s on UDP).
+    public var timerD: Duration
+
+    public init(t1: Duration = .milliseconds(500), t2: Duration = .seconds(4), t4: Duration = .seconds(5),
+                timerD: Duration = .seconds(32)) {
+        self.t1 = t1
+        self.t2 = t2
+        self.t4 = t4
+        self.timerD = timerD
+    }
+
+    /// The values of RFC 3261.
+    public static let rfc3261 = SIPTimers()
+
+    /// 64 × T1: Timers B, F, H, J, L and M; also how long the UAS retransmits a 2xx without an ACK.
+    public var transactionTimeout: Duration { t1 * 64 }
+}

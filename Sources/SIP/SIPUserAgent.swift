@@ -1,0 +1,167 @@
+public import Logging
+public import RTP
+
+/// Counters of a user agent (since it started).
+///
+/// Thread safety: a value type; safe to use from any thread.
+public struct SIPStatistics: Sendable, Hashable {
+    /// Datagrams read from the socket (keep-alives and garbage included).
+    public var datagramsReceived = 0
+    /// Datagrams parsed as SIP messages.
+    public var messagesReceived = 0
+    /// Datagrams sent, retransmissions included.
+    public var messagesSent = 0
+    /// Datagrams dropped as malformed (not SIP, a bad response, a request too broken to answer, truncated).
+    public var malformedDropped = 0
+    /// Malformed requests answered with 400 (or 416, 505).
+    public var badRequestsAnswered = 0
+    /// Requests and responses sent again by a retransmission timer or to answer a retransmission.
+    public var retransmissionsSent = 0
+    /// Retransmitted requests, responses and ACKs absorbed by a transaction or dialog.
+    public var retransmissionsAbsorbed = 0
+    /// Requests for a dialog or transaction that does not exist (answered 481, or dropped for an ACK).
+    public var unknownDialogRequests = 0
+    /// Responses that match no client transaction (dropped).
+    public var strayResponses = 0
+
+    public init() {}
+}
+
+/// A SIP user agent (RFC 3261) on one UDP socket: direct IP calls, no registrar, no proxy.
+///
+/// It places calls (``invite(to:offer:)``), answers them (``incomingCalls``), answers OPTIONS,
+/// and runs the transaction layer (retransmissions, timers), the dialogs (ACK for 2xx,
+/// 2xx retransmission until ACK, in-dialog BYE) and the checks that keep anything from an
+/// unknown dialog away from a call (481). Bodies are opaque: SDP is the caller's business.
+///
+/// Threads: a network thread receives datagrams; a serial dispatch queue runs the timers.
+/// Both, and every public method, work on one state behind one `Mutex`; sending never blocks.
+/// Events are yielded to `AsyncStream`s while the lock is held, so each stream is in order;
+/// no user code runs under the lock.
+///
+/// Thread safety: safe from any thread or task.
+public final class SIPUserAgent: Sendable {
+    /// How a user agent is set up.
+    ///
+    /// Thread safety: a value type; safe to use from any thread.
+    public struct Configuration: Sendable {
+        /// The address to bind (`0.0.0.0:5060`, `127.0.0.1:0` for any free port).
+        public var localAddress: SocketAddress
+        /// The user part of our `From` and `Contact` URIs.
+        public var user: String
+        /// The display name in our `From` (none when nil).
+        public var displayName: String?
+        /// The host written in `Via` and `Contact`. Nil: the bound address, or for a wildcard
+        /// bind (`0.0.0.0`, `::`) the local address of the route to each peer.
+        public var advertisedHost: String?
+        /// The `User-Agent` header.
+        public var userAgent: String
+        public var timers: SIPTimers
+        /// Incoming calls beyond this many active ones are answered 486 Busy Here (nil: no limit).
+        public var maximumCalls: Int?
+        public var logger: Logger
+
+        public init(localAddress: SocketAddress, user: String = "callaudio", displayName: String? = nil,
+                    advertisedHost: String? = nil, userAgent: String = "CallAudio", timers: SIPTimers = .rfc3261,
+                    maximumCalls: Int? = nil, logger: Logger = Logger(label: "callaudio.sip")) {
+            self.localAddress = localAddress
+            self.user = user
+            self.displayName = displayName
+            self.advertisedHost = advertisedHost
+            self.userAgent = userAgent
+            self.timers = timers
+            self.maximumCalls = maximumCalls
+            self.logger = logger
+        }
+    }
+
+    /// New incoming calls, in arrival order (the 100 Trying is already sent). Answer each with
+    /// ``SIPCall/ringing()``, ``SIPCall/accept(answer:)`` or ``SIPCall/reject(status:reason:)``.
+    /// Finishes when the user agent closes.
+    public let incomingCalls: AsyncStream<SIPCall>
+
+    private let core: UserAgentCore
+
+    /// Binds the socket and starts the network thread.
+    ///
+    /// - Throws: `SocketError` when the address cannot be bound.
+    public init(configuration: Configuration) throws(SocketError) {
+        let socket = try UDPSocket(bindingTo: configuration.localAddress)
+        let (stream, continuation) = AsyncStream.makeStream(of: SIPCall.self)
+        incomingCalls = stream
+        core = UserAgentCore(socket: socket, configuration: configuration, incoming: continuation)
+        core.startReceiving()
+        configuration.logger.info("SIP user agent on \(socket.localAddress)")
+    }
+
+    /// Closes the user agent (as ``close()``).
+    deinit { core.close() }
+
+    /// The bound address (with the actual port when bound to port 0).
+    public var localAddress: SocketAddress { core.environment.socket.localAddress }
+
+    /// Our URI as peers should call it: `sip:user@host:port`.
+    public var localURI: SIPURI {
+        SIPURI(user: core.environment.configuration.user, host: core.environment.advertisedHost(toward: nil),
+               port: localAddress.port)
+    }
+
+    /// The local host this agent writes in Via and Contact toward `target` (the configured
+    /// advertised host, the bound address, or for a wildcard bind the local end of the route):
+    /// what an SDP offer's `c=` and `o=` lines should carry.
+    ///
+    /// - Throws: ``SIPError`` when the target cannot be reached from this socket.
+    public func localHost(toward target: SIPURI) throws(SIPError) -> String {
+        core.environment.advertisedHost(toward: try resolve(target))
+    }
+
+    /// Places a call: sends an INVITE carrying `offer` to `target` (`sip:user@host:port`, UDP,
+    /// port 5060 when absent; a host name is resolved here, once).
+    ///
+    /// - Returns: the call; its ``SIPCall/events`` report trying, ringing, answered or the end.
+    /// - Throws: ``SIPError`` when the target cannot be reached from this socket, or the agent is closed.
+    public func invite(to target: SIPURI, offer: SIPBody?) throws(SIPError) -> SIPCall {
+        let destination = try resolve(target)
+        let info = try core.withState { $0.invite(target: target, destination: destination, offer: offer) }.get()
+        return SIPCall(core: core, info: info)
+    }
+
+    /// Sends an OPTIONS request (a capabilities query, or a ping) and waits for its final response.
+    ///
+    /// - Throws: ``SIPError/timeout`` after 64 × T1 without a final response; ``SIPError/closed``.
+    public func options(to target: SIPURI) async throws(SIPError) -> SIPResponse {
+        let destination = try resolve(target)
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<SIPResponse, SIPError>, Never>) in
+            core.withState { $0.options(target: target, destination: destination, waiter: continuation) }
+        }
+        return try result.get()
+    }
+
+    /// The counters so far.
+    public var statistics: SIPStatistics { core.withState { $0.statistics } }
+
+    /// Ends every call (a best-effort BYE, CANCEL or 480 sent once; each call's events end with
+    /// ``SIPCallEndReason/shutdown``), finishes ``incomingCalls`` and stops the network thread
+    /// (the socket closes within 100 ms). Idempotent.
+    public func close() { core.close() }
+
+    private func resolve(_ target: SIPURI) throws(SIPError) -> SocketAddress {
+        if target.scheme == "sips" { throw .unsupportedTransport("tls") }
+        if let transport = target.transport, transport != "udp" { throw .unsupportedTransport(transport) }
+        let host = target.parameters["maddr"] ?? target.host
+        var destination: SocketAddress
+        do {
+            destination = try SocketAddress(host: host, port: target.effectivePort)
+        } catch {
+            throw .unresolvableHost(host)
+        }
+        let ipv6 = localAddress.family == .ipv6
+        if destination.family != localAddress.family, !isIPLiteral(host),
+           let numeric = numericHost(host, ipv6: ipv6),
+           let other = try? SocketAddress(host: numeric, port: target.effectivePort) {
+            destination = other  // a name with addresses in both families: take ours
+        }
+        guard destination.family == localAddress.family else { throw .addressFamilyMismatch(destination) }
+        return destination
+    }
+}

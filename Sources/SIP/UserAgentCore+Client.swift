@@ -1,0 +1,233 @@
+import Logging
+import RTP
+
+// The UAC side of the user agent core (RFC 3261 sections 8.1, 9.1, 12.1.2, 13.2, 17.1.3):
+// requests out, responses back through their client transaction to the call.
+
+extension CoreState {
+    mutating func handleResponse(_ response: SIPResponse) {
+        guard let via = try? response.headers.topVia(), let branch = via.branch,
+              let cseq = try? response.headers.cseq()
+        else {
+            statistics.malformedDropped += 1
+            return
+        }
+        let key = ClientKey(branch: branch, method: cseq.method)
+        guard clients[key] != nil else {
+            statistics.strayResponses += 1
+            logger.debug("SIP: dropped a \(response.statusCode) that matches no transaction")
+            return
+        }
+        runClient(key, clients[key]!.transaction.receive(response))
+    }
+
+    mutating func clientDelivered(_ response: SIPResponse, owner: ClientOwner, key: ClientKey) {
+        switch owner {
+        case .invite(let callKey):
+            inviteResponse(response, callKey: callKey)
+        case .options:
+            if response.statusCode >= 200, let waiter = optionsWaiters.removeValue(forKey: key) {
+                waiter.resume(returning: .success(response))
+            }
+        case .bye, .cancel, .none:
+            if response.statusCode >= 300 {
+                logger.info("SIP: \(key.method) answered \(response.statusCode) \(response.reasonPhrase)")
+            }
+        }
+    }
+
+    mutating func clientTimedOut(owner: ClientOwner, key: ClientKey) {
+        switch owner {
+        case .invite(let callKey):
+            guard let call = calls[callKey] else { return }
+            end(callKey, call.cancelRequested ? .cancelled(byRemote: false) : .failed(status: 408, reason: "Request Timeout"))
+        case .options:
+            optionsWaiters.removeValue(forKey: key)?.resume(returning: .failure(.timeout))
+        case .bye, .cancel, .none:
+            logger.info("SIP: \(key.method) got no response (timeout)")
+        }
+    }
+
+    /// A response to our INVITE.
+    private mutating func inviteResponse(_ response: SIPResponse, callKey: CallKey) {
+        guard let call = calls[callKey] else { return }
+        let status = response.statusCode
+        let body = response.body.isEmpty ? nil
+            : SIPBody(contentType: response.headers.contentType ?? "application/sdp", bytes: response.body)
+
+        if status < 200 {
+            calls[callKey]!.sawProvisional = true
+            if call.cancelRequested, !call.cancelSent { sendCANCEL(callKey) }
+            guard !call.phase.isEnded else { return }
+            if status == 100 {
+                if !call.reportedTrying, call.phase == .calling {
+                    calls[callKey]!.reportedTrying = true
+                    call.events.yield(.trying)
+                }
+            } else if status == 180 || status == 183 {
+                if call.phase == .calling {
+                    calls[callKey]!.setPhase(.ringing)
+                    call.events.yield(.ringing(body))
+                } else if let body, body != call.remoteBody {
+                    call.events.yield(.ringing(body))  // new early media
+                }
+                if let body { calls[callKey]!.remoteBody = body }
+            }
+            return
+        }
+        if status < 300 {
+            handle2xx(response, body: body, callKey: callKey)
+            return
+        }
+        end(callKey, call.cancelRequested ? .cancelled(byRemote: false)
+                : .failed(status: status, reason: response.reasonPhrase))
+    }
+
+    /// A 2xx to our INVITE: the dialog is confirmed; the UAC core (not the transaction) sends
+    /// the ACK, and sends it again for each retransmitted 2xx (section 13.2.2.4).
+    private mutating func handle2xx(_ response: SIPResponse, body: SIPBody?, callKey: CallKey) {
+        guard let call = calls[callKey], let invite = call.invite else { return }
+        let toTag = (try? response.headers.to().tag) ?? nil
+        if let dialog = call.dialog, dialog.isConfirmed {
+            if dialog.id.remoteTag == toTag ?? "", let ack = call.ack {
+                statistics.retransmissionsAbsorbed += 1
+                send(ack, to: destination(of: dialog, fallback: call.peer), retransmission: true)
+            } else if var other = Dialog.uac(invite: invite, response: response) {
+                // A second 2xx from a forked INVITE: acknowledge it and end that dialog.
+                sendACK(for: &other, callKey: callKey, remember: false)
+                sendBYE(in: &other, peer: call.peer, localHost: call.localHost, owner: .none)
+            }
+            return
+        }
+        guard var dialog = Dialog.uac(invite: invite, response: response) else {
+            logger.warning("SIP: a 2xx without the tags of a dialog; ending the call")
+            end(callKey, .failed(status: 500, reason: "Malformed 2xx"))
+            return
+        }
+        dialog.isConfirmed = true
+        sendACK(for: &dialog, callKey: callKey, remember: true)
+        calls[callKey]!.dialog = dialog
+        dialogs[dialog.id] = callKey
+        if let body { calls[callKey]!.remoteBody = body }
+
+        if call.cancelRequested || call.phase.isEnded {
+            sendBYE(callKey)  // answered while we cancelled (section 9.1): end it
+            end(callKey, .cancelled(byRemote: false))
+            return
+        }
+        calls[callKey]!.setPhase(.established)
+        call.events.yield(.answered(body))
+        logger.info("SIP: call \(dialog.id.callID) answered")
+    }
+
+    private mutating func sendACK(for dialog: inout Dialog, callKey: CallKey, remember: Bool) {
+        guard let call = calls[callKey], let inviteCSeq = try? call.invite?.headers.cseq() else { return }
+        var ack = dialog.makeRequest(.ack, sequence: inviteCSeq.sequence)
+        ack.headers.prepend("Via", makeVia(localHost: call.localHost))
+        ack.headers.add("User-Agent", env.configuration.userAgent)
+        let bytes = ack.serialized()
+        send(bytes, to: destination(of: dialog, fallback: call.peer))
+        if remember { calls[callKey]!.ack = bytes }
+    }
+
+    /// Sends a BYE in the call's dialog (its own client transaction).
+    mutating func sendBYE(_ callKey: CallKey) {
+        guard let call = calls[callKey], var dialog = call.dialog else { return }
+        sendBYE(in: &dialog, peer: call.peer, localHost: call.localHost, owner: .bye(callKey))
+        calls[callKey]!.dialog = dialog
+    }
+
+    private mutating func sendBYE(in dialog: inout Dialog, peer: SocketAddress, localHost: String, owner: ClientOwner) {
+        var bye = dialog.makeRequest(.bye)
+        bye.headers.prepend("Via", makeVia(localHost: localHost))
+        bye.headers.add("User-Agent", env.configuration.userAgent)
+        startClient(bye, to: destination(of: dialog, fallback: peer), owner: owner)
+    }
+
+    /// CANCEL for our INVITE (section 9.1): same Request-URI, top Via, From, To, Call-ID,
+    /// CSeq number and Route; the INVITE's final response (487) ends the call.
+    mutating func sendCANCEL(_ callKey: CallKey) {
+        guard let call = calls[callKey], let invite = call.invite else { return }
+        var headers = SIPHeaders()
+        if let via = try? invite.headers.values("Via").first { headers.add("Via", via) }
+        headers.add("Max-Forwards", "70")
+        for field in invite.headers where ["From", "To", "Call-ID", "Route"].contains(field.name) { headers.add(field) }
+        let sequence = (try? invite.headers.cseq().sequence) ?? 1
+        headers.add("CSeq", "\(sequence) CANCEL")
+        headers.add("User-Agent", env.configuration.userAgent)
+        startClient(SIPRequest(method: .cancel, uri: invite.uri, headers: headers), to: call.peer, owner: .cancel(callKey))
+        calls[callKey]!.cancelSent = true
+        schedule(timers.transactionTimeout, .call(callKey, .cancelTimeout))
+    }
+
+    /// A new outgoing call: builds and sends the INVITE (section 8.1.1).
+    mutating func invite(target: SIPURI, destination: SocketAddress, offer: SIPBody?) -> Result<NewCallInfo, SIPError> {
+        guard !closed else { return .failure(.closed) }
+        let localHost = env.advertisedHost(toward: destination)
+        let configuration = env.configuration
+        let local = SIPNameAddress(displayName: configuration.displayName,
+                                   uri: SIPURI(user: configuration.user, host: localHost, port: env.localPort))
+        var from = local
+        from.tag = randomToken()
+        var remote = SIPNameAddress(uri: target)
+        remote.uri.headers = nil
+        let callID = randomToken(bytes: 16)
+
+        var headers = SIPHeaders()
+        headers.add("Via", makeVia(localHost: localHost))
+        headers.add("Max-Forwards", "70")
+        headers.add("From", from.description)
+        headers.add("To", remote.description)
+        headers.add("Call-ID", callID)
+        headers.add("CSeq", "1 INVITE")
+        headers.add("Contact", "<\(contactURI(localHost: localHost))>")
+        headers.add("Allow", allowedMethods.map(\.rawValue).joined(separator: ", "))
+        headers.add("User-Agent", configuration.userAgent)
+        var body: [UInt8] = []
+        if let offer {
+            headers.add("Content-Type", offer.contentType)
+            body = offer.bytes
+        }
+        var requestURI = target
+        requestURI.headers = nil
+        let request = SIPRequest(method: .invite, uri: requestURI, headers: headers, body: body)
+
+        let callKey = nextCallKey
+        nextCallKey += 1
+        let (stream, continuation) = AsyncStream.makeStream(of: SIPCallEvent.self)
+        var call = CallRecord(key: callKey, direction: .outgoing, phase: .calling, peer: destination,
+                              localHost: localHost, events: continuation)
+        call.invite = request
+        call.localBody = offer
+        calls[callKey] = call
+        calls[callKey]!.inviteKey = startClient(request, to: destination, owner: .invite(callKey))
+        logger.info("SIP: calling \(target) at \(destination)")
+        return .success(NewCallInfo(key: callKey, direction: .outgoing, callID: callID, remote: remote, local: local,
+                                    offer: offer, remoteAddress: destination, localHost: localHost, events: stream,
+                                    stateBox: call.box))
+    }
+
+    /// An OPTIONS request outside any dialog; `waiter` gets its final response.
+    mutating func options(target: SIPURI, destination: SocketAddress,
+                          waiter: CheckedContinuation<Result<SIPResponse, SIPError>, Never>) {
+        guard !closed else {
+            waiter.resume(returning: .failure(.closed))
+            return
+        }
+        let localHost = env.advertisedHost(toward: destination)
+        var from = SIPNameAddress(uri: SIPURI(user: env.configuration.user, host: localHost, port: env.localPort))
+        from.tag = randomToken()
+        var headers = SIPHeaders()
+        headers.add("Via", makeVia(localHost: localHost))
+        headers.add("Max-Forwards", "70")
+        headers.add("From", from.description)
+        headers.add("To", SIPNameAddress(uri: target).description)
+        headers.add("Call-ID", randomToken(bytes: 16))
+        headers.add("CSeq", "1 OPTIONS")
+        headers.add("Contact", "<\(contactURI(localHost: localHost))>")
+        headers.add("Accept", "application/sdp")
+        headers.add("User-Agent", env.configuration.userAgent)
+        let key = startClient(SIPRequest(method: .options, uri: target, headers: headers), to: destination, owner: .options)
+        optionsWaiters[key] = waiter
+    }
+}

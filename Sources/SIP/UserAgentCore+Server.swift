@@ -1,0 +1,267 @@
+import Logging
+import RTP
+
+// The UAS side of the user agent core (RFC 3261 sections 8.2, 9.2, 12.2.2, 13.3, 15.1.2):
+// requests in, to a server transaction and then to a call, a dialog or an answer.
+
+extension CoreState {
+    mutating func handleRequest(_ request: SIPRequest, from source: SocketAddress) {
+        // The parser checked Via, CSeq and Call-ID; this keeps the network path free of traps anyway.
+        guard let via = try? request.headers.topVia(), (try? request.headers.cseq()) != nil,
+              (try? request.headers.callID()) != nil
+        else {
+            statistics.malformedDropped += 1
+            return
+        }
+        guard let branch = via.branch, !branch.isEmpty else {
+            if request.method == .ack {
+                statistics.malformedDropped += 1
+            } else {
+                answerMalformed(.badHeaderValue("Via"), headers: request.headers, from: source)
+            }
+            return
+        }
+        var stamped = request
+        stamped.headers = stampVia(request.headers, via: via, source: source)
+        let method = request.method == .ack ? SIPMethod.invite : request.method
+        let key = ServerKey(branch: branch, sentBy: via.sentBy, method: method)
+
+        if request.method == .ack {
+            handleACK(stamped, key: key)
+            return
+        }
+        if servers[key] != nil {
+            runServer(key, servers[key]!.transaction.receiveRetransmission())
+            return
+        }
+        servers[key] = ServerRecord(transaction: ServerTransaction(method: request.method, timers: timers),
+                                    request: stamped, destination: responseDestination(via: via, source: source))
+
+        switch request.method {
+        case .cancel:
+            handleCANCEL(stamped, key: key)
+            return
+        case .invite, .bye, .options:
+            break
+        default:
+            // Method inspection first (section 8.2.1).
+            if knownMethods.contains(request.method) {
+                respond(key, status: 405, extraHeaders: ["Allow": allowedMethods.map(\.rawValue).joined(separator: ", ")])
+            } else {
+                respond(key, status: 501)
+            }
+            return
+        }
+
+        // Extensions the client requires (section 8.2.2.3): we support none.
+        let required = request.headers.tokens("Require")
+        if !required.isEmpty {
+            respond(key, status: 420, extraHeaders: ["Unsupported": required.joined(separator: ", ")])
+            return
+        }
+
+        if let to = try? request.headers.to(), to.tag != nil {
+            handleInDialog(stamped, key: key)
+            return
+        }
+        switch request.method {
+        case .invite:
+            handleNewInvite(stamped, key: key, source: source)
+        case .options:
+            var headers = capabilityHeaders
+            headers.add("Contact", "<\(contactURI(localHost: env.advertisedHost(toward: source)))>")
+            respond(key, status: 200, extraHeaders: headers)
+        default:  // BYE outside a dialog
+            statistics.unknownDialogRequests += 1
+            respond(key, status: 481)
+        }
+    }
+
+    /// A request whose To has a tag: it must match a dialog (section 12.2.2).
+    private mutating func handleInDialog(_ request: SIPRequest, key: ServerKey) {
+        guard let id = dialogID(of: request), let callKey = dialogs[id], let call = calls[callKey],
+              var dialog = call.dialog
+        else {
+            statistics.unknownDialogRequests += 1
+            logger.debug("SIP: \(request.method) for an unknown dialog answered 481")
+            respond(key, status: 481)
+            return
+        }
+        guard let cseq = try? request.headers.cseq() else { return }
+        if call.phase.isEnded {
+            // A BYE crossing ours is fine; anything else in an ended dialog is not.
+            respond(key, status: request.method == .bye ? 200 : 481)
+            return
+        }
+        if let last = dialog.remoteSequence, cseq.sequence <= last {
+            respond(key, status: 500, reason: "CSeq Out of Order")
+            return
+        }
+        dialog.remoteSequence = cseq.sequence
+        calls[callKey]!.dialog = dialog
+
+        switch request.method {
+        case .bye:
+            respond(key, status: 200)
+            if call.direction == .incoming, let inviteKey = call.serverKey, let invite = servers[inviteKey],
+               !invite.transaction.hasFinalResponse {
+                // BYE on an early dialog: the INVITE ends with 487 (section 15.1.2).
+                respond(inviteKey, makeResponse(to: invite.request, status: 487, toTag: call.localTag))
+            }
+            calls[callKey]!.pending2xx = nil
+            end(callKey, .hungUp(byRemote: true))
+        case .options:
+            respond(key, status: 200, extraHeaders: capabilityHeaders)
+        default:  // INVITE
+            handleReInvite(request, key: key, callKey: callKey)
+        }
+    }
+
+    /// A re-INVITE. The SIP layer cannot renegotiate media (bodies are opaque to it), so it
+    /// accepts a refresh (the same offer as before, answered with the same answer) and declines
+    /// any change with 488, which leaves the session as it was (section 14.2).
+    private mutating func handleReInvite(_ request: SIPRequest, key: ServerKey, callKey: CallKey) {
+        guard let call = calls[callKey], var dialog = call.dialog else { return }
+        guard call.phase == .established, call.pending2xx == nil else {
+            respond(key, status: 491)  // our 2xx is not acknowledged yet
+            return
+        }
+        guard !request.body.isEmpty, request.body == call.remoteBody?.bytes, let local = call.localBody else {
+            respond(key, status: 488, toTag: call.localTag)
+            return
+        }
+        guard let cseq = try? request.headers.cseq() else { return }
+        if let target = try? request.headers.contacts().first?.uri { dialog.remoteTarget = target }
+        calls[callKey]!.dialog = dialog
+        send2xx(callKey, key: key, request: request, body: local, sequence: cseq.sequence, isInitial: false)
+    }
+
+    /// An INVITE outside any dialog: a new incoming call.
+    private mutating func handleNewInvite(_ request: SIPRequest, key: ServerKey, source: SocketAddress) {
+        guard let cseq = try? request.headers.cseq(), let callID = try? request.headers.callID() else { return }
+        guard let from = try? request.headers.from(), let to = try? request.headers.to(), let fromTag = from.tag else {
+            respond(key, status: 400, reason: "Missing From Tag")
+            return
+        }
+        // Merged requests (section 8.2.2.2): the same INVITE by another path.
+        if calls.values.contains(where: { $0.direction == .incoming && $0.dialog?.id.callID == callID
+            && $0.dialog?.id.remoteTag == fromTag && $0.dialog?.remoteSequence == cseq.sequence }) {
+            respond(key, status: 482)
+            return
+        }
+        let contentType = request.headers.contentType
+        if !request.body.isEmpty, contentType != "application/sdp" {
+            respond(key, status: 415, extraHeaders: ["Accept": "application/sdp"])
+            return
+        }
+        guard let contact = try? request.headers.contacts(), contact.count == 1 else {
+            respond(key, status: 400, reason: "Bad Contact")
+            return
+        }
+        if let limit = env.configuration.maximumCalls,
+           calls.values.count(where: { !$0.phase.isEnded }) >= limit {
+            respond(key, status: 486)
+            return
+        }
+
+        let localTag = randomToken()
+        guard let dialog = Dialog.uas(request: request, localTag: localTag) else {
+            respond(key, status: 400)
+            return
+        }
+        let callKey = nextCallKey
+        nextCallKey += 1
+        let (stream, continuation) = AsyncStream.makeStream(of: SIPCallEvent.self)
+        var call = CallRecord(key: callKey, direction: .incoming, phase: .incoming, peer: source,
+                              localHost: env.advertisedHost(toward: source), events: continuation)
+        call.dialog = dialog
+        call.serverKey = key
+        call.localTag = localTag
+        let offer = request.body.isEmpty ? nil : SIPBody(contentType: contentType ?? "application/sdp", bytes: request.body)
+        call.remoteBody = offer
+        calls[callKey] = call
+        dialogs[dialog.id] = callKey
+
+        respond(key, makeResponse(to: request, status: 100))
+        var remote = from, local = to
+        remote.tag = nil
+        local.tag = nil
+        pendingIncoming.append(NewCallInfo(key: callKey, direction: .incoming, callID: callID, remote: remote,
+                                           local: local, offer: offer, remoteAddress: source,
+                                           localHost: call.localHost, events: stream, stateBox: call.box))
+        logger.info("SIP: incoming call \(callID) from \(remote.uri) at \(source)")
+    }
+
+    /// CANCEL (section 9.2): 200 for the CANCEL, 487 for the INVITE if it has no final response yet.
+    private mutating func handleCANCEL(_ request: SIPRequest, key: ServerKey) {
+        let inviteKey = ServerKey(branch: key.branch, sentBy: key.sentBy, method: .invite)
+        guard let invite = servers[inviteKey] else {
+            statistics.unknownDialogRequests += 1
+            respond(key, status: 481)
+            return
+        }
+        let callKey = calls.values.first { $0.serverKey == inviteKey }?.key
+        let tag = callKey.flatMap { calls[$0]?.localTag }
+        respond(key, status: 200, toTag: tag)
+        guard !invite.transaction.hasFinalResponse else { return }
+        respond(inviteKey, makeResponse(to: invite.request, status: 487, toTag: tag ?? randomToken()))
+        if let callKey { end(callKey, .cancelled(byRemote: true)) }
+    }
+
+    /// ACK: for a non-2xx final response it belongs to the INVITE's server transaction; for a
+    /// 2xx it is an in-dialog request that stops the 2xx retransmissions (section 13.3.1.4).
+    private mutating func handleACK(_ request: SIPRequest, key: ServerKey) {
+        if let record = servers[key], record.transaction.state == .completed || record.transaction.state == .confirmed {
+            runServer(key, servers[key]!.transaction.receiveACK())
+            return
+        }
+        guard let id = dialogID(of: request), let callKey = dialogs[id], let call = calls[callKey] else {
+            statistics.unknownDialogRequests += 1
+            logger.debug("SIP: dropped an ACK for an unknown dialog")
+            return
+        }
+        guard let cseq = try? request.headers.cseq() else { return }
+        guard let pending = call.pending2xx, pending.sequence == cseq.sequence else {
+            statistics.retransmissionsAbsorbed += 1
+            return
+        }
+        calls[callKey]!.pending2xx = nil
+        guard pending.isInitial else { return }
+        var answer: SIPBody?
+        if !request.body.isEmpty {
+            answer = SIPBody(contentType: request.headers.contentType ?? "application/sdp", bytes: request.body)
+            calls[callKey]!.remoteBody = answer
+        }
+        if call.phase == .connecting {
+            calls[callKey]!.setPhase(.established)
+            call.events.yield(.confirmed(answer))
+        }
+        if call.byeWhenACKed { sendBYE(callKey) }
+    }
+
+    /// Sends a 2xx to an INVITE and retransmits it until its ACK (section 13.3.1.4).
+    mutating func send2xx(_ callKey: CallKey, key: ServerKey, request: SIPRequest, body: SIPBody?,
+                          sequence: UInt32, isInitial: Bool) {
+        guard let call = calls[callKey] else { return }
+        var response = makeResponse(to: request, status: 200, toTag: call.localTag)
+        response.headers.add("Contact", "<\(contactURI(localHost: call.localHost))>")
+        for field in capabilityHeaders { response.headers.add(field) }
+        if let body {
+            response.headers.add("Content-Type", body.contentType)
+            response.body = body.bytes
+        }
+        respond(key, response)
+        guard let destination = servers[key]?.destination else { return }
+        calls[callKey]!.pending2xx = Pending2xx(bytes: response.serialized(), destination: destination,
+                                                sequence: sequence, interval: timers.t1, isInitial: isInitial)
+        schedule(timers.t1, .call(callKey, .retransmit2xx(sequence)))
+        schedule(timers.transactionTimeout, .call(callKey, .ackTimeout(sequence)))
+    }
+
+    /// The dialog a request addresses, seen from our side.
+    func dialogID(of request: SIPRequest) -> DialogID? {
+        guard let callID = try? request.headers.callID(), let toTag = try? request.headers.to().tag else { return nil }
+        let fromTag = (try? request.headers.from().tag) ?? nil
+        return DialogID(callID: callID, localTag: toTag, remoteTag: fromTag ?? "")
+    }
+}

@@ -1,0 +1,200 @@
+import Logging
+import RTP
+
+// The transport and transaction plumbing of the user agent core: datagrams in, timers,
+// running the transactions' actions, and building responses.
+
+/// The methods this user agent implements (the `Allow` header).
+let allowedMethods: [SIPMethod] = [.invite, .ack, .cancel, .bye, .options]
+
+/// Methods defined by RFC 3261 and its common extensions that we know but do not allow (405);
+/// any other method is answered 501.
+let knownMethods: Set<SIPMethod> = [.register, .prack, .subscribe, .notify, .publish, .info, .refer, .message, .update]
+
+extension CoreState {
+    /// A datagram arrived on the socket.
+    mutating func receive(_ bytes: [UInt8], from source: SocketAddress, truncated: Bool) {
+        guard !closed else { return }
+        statistics.datagramsReceived += 1
+        if truncated {
+            statistics.malformedDropped += 1
+            logger.debug("SIP: dropped a truncated datagram from \(source)")
+            return
+        }
+        if logger.logLevel <= .trace {
+            logger.trace("SIP <- \(source)\n\(String(decoding: bytes, as: UTF8.self))")
+        }
+        switch SIPParser.classify(bytes) {
+        case .keepAlive:
+            return
+        case .malformed(let error):
+            statistics.malformedDropped += 1
+            logger.debug("SIP: dropped a malformed datagram from \(source): \(error)")
+        case .badRequest(let error, let headers):
+            answerMalformed(error, headers: headers, from: source)
+        case .message(.request(let request)):
+            statistics.messagesReceived += 1
+            handleRequest(request, from: source)
+        case .message(.response(let response)):
+            statistics.messagesReceived += 1
+            handleResponse(response)
+        }
+    }
+
+    /// Answers a malformed request statelessly: 416 for a Request-URI scheme other than SIP,
+    /// 505 for another SIP version, 400 for everything else (RFC 3261 sections 8.2.2, 8.2.6).
+    mutating func answerMalformed(_ error: SIPParseError, headers: SIPHeaders, from source: SocketAddress) {
+        guard let via = try? headers.topVia() else { return }
+        let status: Int
+        switch error {
+        case .unsupportedURIScheme: status = 416
+        case .unsupportedVersion: status = 505
+        default: status = 400
+        }
+        var response = SIPHeaders()
+        let stamped = stampVia(headers, via: via, source: source)
+        for field in stamped where field.name == "Via" { response.add(field) }
+        for name in ["From", "Call-ID", "CSeq"] { response.add(name, headers[name] ?? "") }
+        let to = headers["To"] ?? ""
+        response.add("To", to.contains(";tag=") ? to : to + ";tag=" + randomToken())
+        response.add("Warning", "399 \(env.advertisedHost(toward: source)) \(quotedString(error.description))")
+        response.add("User-Agent", env.configuration.userAgent)
+        statistics.badRequestsAnswered += 1
+        logger.debug("SIP: answered \(status) to a malformed request from \(source): \(error)")
+        send(SIPResponse(statusCode: status, headers: response).serialized(), to: responseDestination(via: via, source: source))
+    }
+
+    /// The top Via as the request arrived, with `received` and `rport` filled in
+    /// (RFC 3261 section 18.2.1, RFC 3581 section 4).
+    func stampVia(_ headers: SIPHeaders, via: SIPVia, source: SocketAddress) -> SIPHeaders {
+        var via = via
+        if via.host != source.host || via.rport != nil { via.parameters["received"] = source.host }
+        if via.rport != nil { via.parameters["rport"] = String(source.port) }
+        var values = (try? headers.values("Via")) ?? []
+        guard !values.isEmpty else { return headers }
+        values[0] = via.description
+        var out = headers
+        out.remove("Via")
+        for value in values.reversed() { out.prepend("Via", value) }
+        return out
+    }
+
+    /// Where responses go on UDP (RFC 3261 section 18.2.2): the source address, with the
+    /// source port when the client asked for `rport` and the Via port otherwise.
+    func responseDestination(via: SIPVia, source: SocketAddress) -> SocketAddress {
+        via.rport != nil ? source : source.with(port: via.port ?? 5060)
+    }
+
+    /// A response to `request` (RFC 3261 section 8.2.6.2): its Via, From, Call-ID and CSeq, and
+    /// its To with `toTag` added when it has none (never on a 100).
+    func makeResponse(to request: SIPRequest, status: Int, reason: String? = nil, toTag: String? = nil) -> SIPResponse {
+        var headers = SIPHeaders()
+        for field in request.headers where field.name == "Via" { headers.add(field) }
+        if request.method == .invite, status > 100, status < 300 {
+            // Dialog-creating responses carry the Record-Route (section 12.1.1).
+            for field in request.headers where field.name == "Record-Route" { headers.add(field) }
+        }
+        headers.add("From", request.headers["From"] ?? "")
+        var to = request.headers["To"] ?? ""
+        if status > 100, let toTag, (try? request.headers.to().tag) == nil {
+            to += ";tag=" + toTag
+        }
+        headers.add("To", to)
+        headers.add("Call-ID", request.headers["Call-ID"] ?? "")
+        headers.add("CSeq", request.headers["CSeq"] ?? "")
+        headers.add("User-Agent", env.configuration.userAgent)
+        return SIPResponse(statusCode: status, reasonPhrase: reason, headers: headers)
+    }
+
+    // MARK: Transactions
+
+    /// Starts a client transaction for `request` (which has its top Via) and sends it.
+    @discardableResult
+    mutating func startClient(_ request: SIPRequest, to destination: SocketAddress, owner: ClientOwner) -> ClientKey {
+        let branch = (try? request.headers.topVia().branch) ?? nil
+        let key = ClientKey(branch: branch ?? "", method: request.method)
+        var transaction = ClientTransaction(request: request, timers: timers)
+        let actions = transaction.start()
+        clients[key] = ClientRecord(transaction: transaction, destination: destination, owner: owner)
+        runClient(key, actions)
+        return key
+    }
+
+    mutating func runClient(_ key: ClientKey, _ actions: [TransactionAction]) {
+        guard let record = clients[key] else { return }
+        for action in actions {
+            switch action {
+            case .transmit(let bytes, let retransmission):
+                send(bytes, to: record.destination, retransmission: retransmission)
+            case .startTimer(let timer, let delay):
+                schedule(delay, .client(key, timer))
+            case .deliver(let response):
+                clientDelivered(response, owner: record.owner, key: key)
+            case .timedOut:
+                clientTimedOut(owner: record.owner, key: key)
+            case .absorbed:
+                statistics.retransmissionsAbsorbed += 1
+            case .terminated:
+                clients[key] = nil
+            }
+        }
+    }
+
+    mutating func runServer(_ key: ServerKey, _ actions: [TransactionAction]) {
+        guard let record = servers[key] else { return }
+        for action in actions {
+            switch action {
+            case .transmit(let bytes, let retransmission):
+                send(bytes, to: record.destination, retransmission: retransmission)
+            case .startTimer(let timer, let delay):
+                schedule(delay, .server(key, timer))
+            case .timedOut:
+                logger.info("SIP: no ACK for the final response to \(record.request.method) (Timer H)")
+            case .absorbed:
+                statistics.retransmissionsAbsorbed += 1
+            case .terminated:
+                servers[key] = nil
+            case .deliver:
+                break  // server transactions deliver nothing after creation
+            }
+        }
+    }
+
+    /// Sends a response through the request's server transaction.
+    mutating func respond(_ key: ServerKey, _ response: SIPResponse) {
+        guard servers[key] != nil else { return }
+        let actions = servers[key]!.transaction.send(status: response.statusCode, bytes: response.serialized())
+        runServer(key, actions)
+    }
+
+    /// Responds to the request of a server transaction with a plain response.
+    mutating func respond(_ key: ServerKey, status: Int, reason: String? = nil, toTag: String? = nil,
+                          extraHeaders: SIPHeaders = SIPHeaders()) {
+        guard let record = servers[key] else { return }
+        var response = makeResponse(to: record.request, status: status, reason: reason, toTag: toTag ?? randomToken())
+        for field in extraHeaders { response.headers.add(field) }
+        respond(key, response)
+    }
+
+    mutating func timerFired(_ event: TimerEvent) {
+        guard !closed else { return }
+        switch event {
+        case .client(let key, let timer):
+            guard clients[key] != nil else { return }
+            runClient(key, clients[key]!.transaction.timerFired(timer))
+        case .server(let key, let timer):
+            guard servers[key] != nil else { return }
+            runServer(key, servers[key]!.transaction.timerFired(timer))
+        case .call(let key, let timer):
+            callTimerFired(key, timer)
+        }
+    }
+
+    /// `Allow`, `Accept` and `Supported`: what OPTIONS and 2xx to INVITE advertise.
+    var capabilityHeaders: SIPHeaders {
+        var headers = SIPHeaders()
+        headers.add("Allow", allowedMethods.map(\.rawValue).joined(separator: ", "))
+        headers.add("Accept", "application/sdp")
+        return headers
+    }
+}

@@ -1,0 +1,85 @@
+import Synchronization
+
+/// One call: its direction, its peer, where it is in its life, and its media statistics.
+///
+/// Made by a ``CallController`` (``CallController/dial(_:)`` or an incoming INVITE); act on it
+/// with ``answer()``, ``hangUp()`` and ``reject()``, which the controller carries out.
+///
+/// Thread safety: safe from any thread. ``states`` delivers every state change in order.
+public final class Call: Sendable, Identifiable, CustomStringConvertible {
+    public enum Direction: String, Sendable { case outgoing, incoming }
+
+    /// The SIP Call-ID.
+    public let id: String
+    public let direction: Direction
+    /// The peer's SIP URI.
+    public let remoteURI: String
+    /// Every state the call enters, from the one after ``CallState/idle`` to ``CallState/ended(_:)``.
+    public let states: AsyncStream<CallState>
+
+    private let machine = Mutex(CallStateMachine())
+    private let continuation: AsyncStream<CallState>.Continuation
+    private let lastStatistics = Mutex(CallStatistics())
+    private let controller: CallController
+    private let endWaiters = Mutex<[CheckedContinuation<CallEndReason, Never>]>([])
+
+    init(id: String, direction: Direction, remoteURI: String, controller: CallController) {
+        self.id = id
+        self.direction = direction
+        self.remoteURI = remoteURI
+        self.controller = controller
+        (states, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    /// Where the call is now.
+    public var state: CallState { machine.withLock { $0.state } }
+
+    /// The media statistics now (the last ones, once the call has ended).
+    public var statistics: CallStatistics {
+        get async { await controller.statistics(of: self) ?? lastStatistics.withLock { $0 } }
+    }
+
+    /// Answers an incoming call: the session is activated and media starts.
+    public func answer() async throws(CallError) { try await controller.answer(self) }
+
+    /// Ends the call: cancels it while ringing, else hangs up (BYE). The session is deactivated
+    /// with `notifyOthersOnDeactivation` once no call needs it.
+    public func hangUp() async { await controller.hangUp(self) }
+
+    /// Declines an incoming call (486 Busy Here).
+    public func reject() async { await controller.reject(self) }
+
+    /// Waits until the call has ended and returns why (any number of waiters, independent of ``states``).
+    public func ended() async -> CallEndReason {
+        await withCheckedContinuation { waiter in
+            let reason = machine.withLock { m -> CallEndReason? in
+                if case let .ended(reason) = m.state { return reason }
+                endWaiters.withLock { $0.append(waiter) }
+                return nil
+            }
+            if let reason { waiter.resume(returning: reason) }
+        }
+    }
+
+    public var description: String { "\(direction) call \(id) with \(remoteURI): \(state)" }
+
+    // MARK: Controller side
+
+    /// Applies an event; returns whether it applied.
+    @discardableResult
+    func apply(_ event: CallEvent) -> Bool {
+        let next = machine.withLock { m -> CallState? in
+            do { try m.apply(event) } catch { return nil }
+            return m.state
+        }
+        guard let next else { return false }
+        continuation.yield(next)
+        if case let .ended(reason) = next {
+            continuation.finish()
+            for waiter in endWaiters.withLock({ w in defer { w.removeAll() }; return w }) { waiter.resume(returning: reason) }
+        }
+        return true
+    }
+
+    func keep(_ statistics: CallStatistics) { lastStatistics.withLock { $0 = statistics } }
+}

@@ -1,0 +1,56 @@
+public import AudioIO
+public import AudioSession
+public import Opus
+public import VoiceProcessing
+public import RTP
+
+/// How a ``CallController`` places and answers calls.
+///
+/// Thread safety: a value type; safe to use from any thread.
+public struct CallConfiguration: Sendable {
+    /// Where the audio comes from and goes to.
+    public enum Audio: Sendable {
+        /// The session's hardware (an ``AudioIO/ALSAAudioHardware``): the current route's PCMs,
+        /// moved to another PCM when the route changes.
+        case hardware
+        /// A device made per call (a simulated room, WAV files), given the format the session negotiated.
+        case device(@Sendable (IOFormat) throws -> any DuplexDevice)
+    }
+
+    /// The SIP address to listen on and send from, e.g. "127.0.0.1:5060" (port 0: any free port).
+    public var sipAddress: String
+    /// The user part of our SIP URI.
+    public var userName: String
+    public var audio: Audio
+    /// The codec; its rate follows the device's (an Opus rate).
+    public var codec: OpusCallConfiguration
+    /// Category options for `playAndRecord` + `voiceChat` (for example `.defaultToSpeaker`, `.allowBluetooth`).
+    public var categoryOptions: AudioSession.CategoryOptions
+    /// Preferred hardware values set on the session before activation.
+    public var preferredSampleRate: Double
+    public var preferredIOBufferDuration: Double
+    /// Echo cancellation, noise suppression, AGC.
+    public var voiceProcessing: VoiceProcessingConfiguration
+    /// RTP and RTCP on one port (RFC 5761), offered to the peer.
+    public var rtcpMux: Bool
+    /// Where RTP for the peer's SDP address is really sent: an impairment relay in tests and
+    /// demos (RTCP still goes straight to the peer). Nil: straight to the peer.
+    public var mediaPath: (@Sendable (SocketAddress) -> SocketAddress)?
+    /// Seconds of the processed uplink to keep for analysis (``CallController/recordedUplink(of:)``); 0: none.
+    public var recordUplinkSeconds: Double = 0
+
+    public init(sipAddress: String = "127.0.0.1:5060", userName: String = "callaudio", audio: Audio = .hardware,
+                codec: OpusCallConfiguration = .init(), categoryOptions: AudioSession.CategoryOptions = [],
+                preferredSampleRate: Double = 16000, preferredIOBufferDuration: Double = 0.02,
+                voiceProcessing: VoiceProcessingConfiguration = .init(), rtcpMux: Bool = false) {
+        self.sipAddress = sipAddress
+        self.userName = userName
+        self.audio = audio
+        self.codec = codec
+        self.categoryOptions = categoryOptions
+        self.preferredSampleRate = preferredSampleRate
+        self.preferredIOBufferDuration = preferredIOBufferDuration
+        self.voiceProcessing = voiceProcessing
+        self.rtcpMux = rtcpMux
+    }
+}

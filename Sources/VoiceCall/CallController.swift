@@ -1,0 +1,425 @@
+public import AudioSession
+import AudioIO
+public import Logging
+import Opus
+public import RTP
+public import SIP
+import VoiceProcessing
+
+/// The call engine a softphone embeds: places and answers SIP calls, runs their media,
+/// and drives the audio session through each call's life.
+///
+/// The session lifecycle is the one the mission prescribes: with no call the session is
+/// inactive; when a call connects (answered by the peer, or by us) the controller sets
+/// `playAndRecord` + `voiceChat`, activates the session and starts the voice-processing I/O;
+/// after hang-up it stops the I/O and deactivates with `notifyOthersOnDeactivation`, so
+/// interrupted audio (a music player) resumes. An interruption (a phone call) puts the call
+/// on hold (no capture, no playout, the network side stays up) and `ended` + `shouldResume`
+/// resumes it. Route changes move the I/O under the running call.
+///
+/// One call has media at a time; an INVITE arriving while a call is in progress is
+/// answered 486 Busy Here.
+///
+/// Thread safety: an actor; every method may be called from any task. Calls' state streams
+/// and ``events`` deliver in order.
+public actor CallController {
+    /// Something the controller reports besides calls' own state changes.
+    public enum Event: Sendable {
+        /// The session's route changed (the call continues on the new route).
+        case routeChanged(reason: AudioSession.RouteChangeReason, route: AudioSessionRouteDescription)
+        /// The session was interrupted or the interruption ended.
+        case interruption(AudioSession.Interruption)
+    }
+
+    public let configuration: CallConfiguration
+    /// The audio session the controller drives.
+    public nonisolated let session: AudioSession
+    /// Calls from peers, in the incoming-ringing state; answer or reject them.
+    public nonisolated let incomingCalls: AsyncStream<Call>
+    /// Route changes and interruptions.
+    public nonisolated let events: AsyncStream<Event>
+
+    private let userAgent: SIPUserAgent
+    private let logger: Logger
+    private let incomingContinuation: AsyncStream<Call>.Continuation
+    private let eventContinuation: AsyncStream<Event>.Continuation
+    private var records: [String: CallRecord] = [:]
+    private var mediaCallID: String?
+    private var observer: AudioSessionObserverToken?
+    private var listener: Task<Void, Never>?
+    private var finishedUplinks: [String: [Int16]] = [:]
+
+    /// Creates a controller listening for SIP on `configuration.sipAddress`.
+    ///
+    /// - Parameter session: the audio session to drive (`AudioSession.shared` for an app).
+    public init(configuration: CallConfiguration, session: AudioSession = .shared,
+                logger: Logger = Logger(label: "callaudio.call")) throws(CallError) {
+        self.configuration = configuration
+        self.session = session
+        self.logger = logger
+        do {
+            let address = try SocketAddress(parsing: configuration.sipAddress)
+            userAgent = try SIPUserAgent(configuration: .init(localAddress: address, user: configuration.userName))
+        } catch {
+            throw .signalling("cannot listen on \(configuration.sipAddress): \(error)")
+        }
+        (incomingCalls, incomingContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        (events, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    /// Starts answering SIP and observing the session. Call once.
+    public func start() {
+        guard listener == nil else { return }
+        observer = session.addObserver { [weak self] note in
+            guard let self else { return }
+            Task { await self.sessionNotification(note) }
+        }
+        let calls = userAgent.incomingCalls
+        listener = Task { [weak self] in
+            for await sipCall in calls { await self?.incoming(sipCall) }
+        }
+    }
+
+    /// The SIP address calls reach us at.
+    public nonisolated var sipAddress: SocketAddress { userAgent.localAddress }
+
+    /// SIP counters (messages, retransmissions, malformed input dropped).
+    public nonisolated var sipStatistics: SIPStatistics { userAgent.statistics }
+
+    /// Hangs up every call and closes the SIP socket.
+    public func shutdown() async {
+        for record in records.values { await hangUp(record.call) }
+        listener?.cancel()
+        if let observer { session.removeObserver(observer) }
+        userAgent.close()
+        incomingContinuation.finish()
+        eventContinuation.finish()
+    }
+
+    // MARK: Outgoing
+
+    /// Calls `target` (`sip:user@host:port`); returns at once with the call ringing.
+    public func dial(_ target: String) async throws(CallError) -> Call {
+        guard let uri = SIPURI(target) else { throw .invalidTarget(target) }
+        guard mediaCallID == nil else { throw .busy }
+        let host: String
+        do { host = try userAgent.localHost(toward: uri) } catch { throw .signalling("\(error)") }
+        let ports = try PortReservation(host: host)
+        let sessionID = UInt64.random(in: 1...UInt64(Int64.max))
+        let offer = OpusSDP.offer(address: ports.rtp, sessionID: sessionID, parameters: sdpParameters,
+                                  ptime: configuration.codec.frameMilliseconds, rtcpMux: configuration.rtcpMux)
+        let sipCall: SIPCall
+        do { sipCall = try userAgent.invite(to: uri, offer: .sdp(offer.text)) } catch { throw .signalling("\(error)") }
+        let call = Call(id: sipCall.callID, direction: .outgoing, remoteURI: target, controller: self)
+        call.apply(.dial)
+        records[call.id] = CallRecord(call: call, sip: sipCall, ports: ports)
+        mediaCallID = call.id
+        follow(sipCall, call)
+        return call
+    }
+
+    // MARK: Incoming
+
+    private func incoming(_ sipCall: SIPCall) {
+        guard mediaCallID == nil else {
+            try? sipCall.reject(status: 486, reason: "Busy Here")
+            return
+        }
+        guard let body = sipCall.offer, let text = String(validating: body.bytes, as: UTF8.self),
+              let offer = try? SessionDescription.parse(text), (try? OpusSDP.stream(in: offer)) != nil else {
+            try? sipCall.reject(status: 488, reason: "Not Acceptable Here")
+            return
+        }
+        let call = Call(id: sipCall.callID, direction: .incoming, remoteURI: "\(sipCall.remote)", controller: self)
+        call.apply(.incoming)
+        records[call.id] = CallRecord(call: call, sip: sipCall, ports: nil, offer: offer)
+        mediaCallID = call.id
+        try? sipCall.ringing()
+        follow(sipCall, call)
+        incomingContinuation.yield(call)
+    }
+
+    func answer(_ call: Call) async throws(CallError) {
+        guard var record = records[call.id], call.direction == .incoming, call.state == .incomingRinging,
+              let offer = record.offer else {
+            throw .invalidState("only an incoming call that is ringing can be answered (\(call.state))")
+        }
+        do {
+            let ports = try PortReservation(host: record.sip.localHost)
+            let (answer, remote) = try OpusSDP.answer(offer, address: ports.rtp, sessionID: UInt64.random(in: 1...UInt64(Int64.max)),
+                                                      parameters: sdpParameters, ptime: configuration.codec.frameMilliseconds,
+                                                      rtcpMux: configuration.rtcpMux)
+            record.ports = ports
+            records[call.id] = record
+            try startMedia(call.id, remote: remote)
+            try record.sip.accept(answer: .sdp(answer.text))
+            call.apply(.answer)
+        } catch let error as CallError {
+            try? record.sip.reject(status: 500, reason: "Server Internal Error")
+            end(call.id, .failed("\(error)"))
+            throw error
+        } catch {
+            try? record.sip.reject(status: 488, reason: "Not Acceptable Here")
+            end(call.id, .notAcceptable)
+            throw .media("\(error)")
+        }
+    }
+
+    func reject(_ call: Call) async {
+        guard let record = records[call.id], call.state == .incomingRinging else { return }
+        try? record.sip.reject(status: 486, reason: "Busy Here")
+        end(call.id, .rejected)
+    }
+
+    func hangUp(_ call: Call) async {
+        guard let record = records[call.id] else { return }
+        switch call.state {
+        case .outgoingRinging: try? record.sip.cancel(); end(call.id, .cancelled)
+        case .incomingRinging: try? record.sip.reject(status: 603, reason: "Decline"); end(call.id, .rejected)
+        case .active, .held: try? record.sip.bye(); end(call.id, .localHangUp)
+        case .idle: end(call.id, .localHangUp)
+        case .ended: break
+        }
+    }
+
+    /// The processed uplink of `call` so far, if ``CallConfiguration/recordUplinkSeconds`` asked for it.
+    public func recordedUplink(of call: Call) -> [Int16] {
+        records[call.id]?.media?.recordedUplink ?? finishedUplinks[call.id] ?? []
+    }
+
+    func statistics(of call: Call) -> CallStatistics? {
+        guard let media = records[call.id]?.media else { return nil }
+        return snapshot(media)
+    }
+
+    // MARK: Signalling events
+
+    private func follow(_ sipCall: SIPCall, _ call: Call) {
+        Task { [weak self] in
+            for await event in sipCall.events { await self?.signalling(event, call) }
+        }
+    }
+
+    private func signalling(_ event: SIPCallEvent, _ call: Call) {
+        guard records[call.id] != nil else { return }
+        switch event {
+        case .trying, .ringing, .confirmed:
+            break
+        case let .answered(body):
+            guard call.state == .outgoingRinging else { return }
+            do {
+                guard let body, let text = String(validating: body.bytes, as: UTF8.self) else {
+                    throw CallError.signalling("the answer has no SDP")
+                }
+                let remote = try OpusSDP.stream(in: SessionDescription.parse(text))
+                try startMedia(call.id, remote: remote)
+                call.apply(.answered)
+            } catch {
+                logger.error("call \(call.id): cannot start media: \(error)")
+                try? records[call.id]?.sip.bye()
+                end(call.id, .failed("\(error)"))
+            }
+        case let .ended(reason):
+            end(call.id, Self.endReason(reason, call))
+        }
+    }
+
+    private static func endReason(_ reason: SIPCallEndReason, _ call: Call) -> CallEndReason {
+        switch reason {
+        case let .hungUp(byRemote): return byRemote ? .remoteHangUp : .localHangUp
+        case let .cancelled(byRemote): return byRemote ? .remoteCancelled : .cancelled
+        case let .failed(status, reason):
+            switch status {
+            case 486, 600, 603: return .busy
+            case 488, 606: return .notAcceptable
+            case 408, 480: return .noAnswer
+            default: return .failed("\(status) \(reason)")
+            }
+        case .rejected: return .rejected
+        case .shutdown: return .failed("SIP stopped")
+        }
+    }
+
+    // MARK: Media and session lifecycle
+
+    private var sdpParameters: OpusFormatParameters {
+        OpusFormatParameters(useInbandFEC: configuration.codec.inbandFEC, useDTX: configuration.codec.dtx,
+                             maxAverageBitrate: configuration.codec.bitrate, stereo: false, spropStereo: false)
+    }
+
+    /// Activates the session for the call, opens the device and starts media towards `remote`.
+    private func startMedia(_ id: String, remote: OpusStreamDescription) throws(CallError) {
+        guard var record = records[id], let ports = record.ports else { throw .invalidState("no call \(id)") }
+        do {
+            try session.setCategory(.playAndRecord, mode: .voiceChat, options: configuration.categoryOptions)
+            try? session.setPreferredSampleRate(configuration.preferredSampleRate)
+            try? session.setPreferredIOBufferDuration(configuration.preferredIOBufferDuration)
+            try session.setActive(true)
+        } catch {
+            throw .audioSession("\(error)")
+        }
+        do {
+            let device = try makeDevice()
+            var codec = configuration.codec
+            codec.sampleRate = device.format.sampleRate
+            if let bitrate = remote.parameters.maxAverageBitrate { codec.bitrate = min(codec.bitrate, bitrate) }
+            let peer = try SocketAddress(host: remote.address, port: UInt16(clamping: remote.port))
+            let mux = configuration.rtcpMux && remote.rtcpMux
+            var rtcpAddress = remote.rtcpPort.flatMap { try? SocketAddress(host: remote.address, port: UInt16(clamping: $0)) }
+            if configuration.mediaPath != nil, rtcpAddress == nil { rtcpAddress = mux ? peer : peer.with(port: peer.port &+ 1) }
+            let remoteAddress = configuration.mediaPath?(peer) ?? peer
+            let rtpConfiguration = RTPSessionConfiguration(
+                localAddress: ports.rtp, remoteAddress: remoteAddress, remoteRTCPAddress: rtcpAddress,
+                rtcpMux: mux, payloadType: remote.payloadType, opus: codec)
+            ports.release()
+            let rtp = try RTPSession(configuration: rtpConfiguration, logger: logger)
+            let media = try CallMedia(device: device, rtp: rtp, voice: configuration.voiceProcessing,
+                                      capturesSilence: session.capturesSilence,
+                                      recordUplinkSeconds: configuration.recordUplinkSeconds)
+            record.media = media
+            records[id] = record
+            try media.start()
+            record.io = try? session.beginIO(named: "call \(id)") { [weak self, weak media] in
+                // The session stopped our I/O (an interruption): hold the call.
+                media?.pauseAudio()
+                if let self { Task { await self.interrupted(id) } }
+            }
+            records[id] = record
+            (session.system.hardware as? ALSAAudioHardware)?.attach(media.engine)
+        } catch let error as CallError {
+            stopMedia(id)
+            throw error
+        } catch {
+            stopMedia(id)
+            throw .media("\(error)")
+        }
+    }
+
+    private func makeDevice() throws -> any DuplexDevice {
+        let rate = Int(session.sampleRate.rounded())
+        let period = max(1, Int((session.ioBufferDuration * Double(rate)).rounded()))
+        let format = IOFormat(sampleRate: rate, periodFrames: period, bufferFrames: period * 4)
+        switch configuration.audio {
+        case .hardware:
+            guard let hardware = session.system.hardware as? ALSAAudioHardware else {
+                throw CallError.media("audio is .hardware but the session's hardware is not ALSA")
+            }
+            return try hardware.makeDevice(preferred: format)
+        case let .device(make):
+            return try make(format)
+        }
+    }
+
+    /// Stops media and deactivates the session once no call needs it.
+    private func stopMedia(_ id: String) {
+        guard var record = records[id] else { return }
+        if let media = record.media {
+            (session.system.hardware as? ALSAAudioHardware)?.attach(nil)
+            record.call.keep(snapshot(media))
+            media.stop()
+            if configuration.recordUplinkSeconds > 0 { finishedUplinks[id] = media.recordedUplink }
+        }
+        record.io?.end()
+        record.io = nil
+        record.media = nil
+        records[id] = record
+        if session.isActive {
+            do { try session.setActive(false, options: .notifyOthersOnDeactivation) } catch {
+                logger.warning("deactivating the session after call \(id): \(error)")
+            }
+        }
+    }
+
+    private func end(_ id: String, _ reason: CallEndReason) {
+        guard let record = records[id] else { return }
+        stopMedia(id)
+        record.call.apply(.ended(reason))
+        record.ports?.release()
+        records[id] = nil
+        if mediaCallID == id { mediaCallID = nil }
+        logger.info("call \(id) ended: \(reason)")
+    }
+
+    private func interrupted(_ id: String) {
+        guard let record = records[id], record.call.apply(.interrupted) else { return }
+        record.io?.end()
+        records[id]?.io = nil
+        logger.info("call \(id) on hold: the audio session was interrupted")
+    }
+
+    private func sessionNotification(_ note: AudioSessionNotification) {
+        switch note {
+        case let .interruption(interruption):
+            eventContinuation.yield(.interruption(interruption))
+            if interruption.type == .ended, interruption.options.contains(.shouldResume), let id = mediaCallID {
+                resume(id)
+            }
+        case let .routeChange(change):
+            eventContinuation.yield(.routeChanged(reason: change.reason, route: session.currentRoute))
+        default:
+            break
+        }
+    }
+
+    /// Reactivates the session and restarts capture and playout of a held call.
+    private func resume(_ id: String) {
+        guard var record = records[id], case .held = record.call.state, let media = record.media else { return }
+        do {
+            try session.setActive(true)
+            record.io = try session.beginIO(named: "call \(id)") { [weak self, weak media] in
+                media?.pauseAudio()
+                if let self { Task { await self.interrupted(id) } }
+            }
+            try media.resumeAudio()
+            records[id] = record
+            record.call.apply(.resumed)
+            logger.info("call \(id) resumed")
+        } catch {
+            logger.error("call \(id): cannot resume: \(error)")
+        }
+    }
+
+    private func snapshot(_ media: CallMedia) -> CallStatistics {
+        let network = media.rtp.statistics
+        let jitter = media.jitterBufferStatistics
+        let voice = media.voice.statistics
+        var s = CallStatistics()
+        s.packetsSent = network.packetsSent
+        s.packetsReceived = network.packetsReceived
+        s.packetsLost = network.packetsLost
+        s.jitterMs = network.jitterMs
+        s.rttMs = network.rttMs
+        s.packetsDropped = network.droppedTotal
+        s.fecRecovered = jitter.fecRecovered
+        s.concealedMs = jitter.concealedMs
+        s.jitterBufferDelayMs = jitter.currentDelayMs
+        s.jitterBufferTargetMs = jitter.targetDelayMs
+        s.erleDB = voice.erleDB
+        s.echoDelayMs = voice.estimatedDelayMs ?? voice.deviceDelayMs
+        s.driftPPM = voice.driftPPM
+        s.processingLatencyMs = voice.addedLatencyMs
+        s.xruns = media.engine?.statistics.xruns ?? 0
+        s.captureLevelDBFS = media.captureLevelDBFS
+        s.playbackLevelDBFS = media.playbackLevelDBFS
+        s.route = session.currentRoute.outputs.map(\.portType.rawValue).joined(separator: "+")
+        s.cpuLoad = media.cpuLoad
+        return s
+    }
+}
+
+/// What the controller keeps per call.
+private struct CallRecord {
+    let call: Call
+    let sip: SIPCall
+    var ports: PortReservation?
+    var offer: SessionDescription?
+    var media: CallMedia?
+    var io: IOActivity?
+
+    init(call: Call, sip: SIPCall, ports: PortReservation?, offer: SessionDescription? = nil) {
+        self.call = call
+        self.sip = sip
+        self.ports = ports
+        self.offer = offer
+    }
+}

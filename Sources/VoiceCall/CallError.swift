@@ -1,0 +1,28 @@
+/// Why a call operation failed.
+///
+/// Thread safety: a value type; safe to use from any thread.
+public enum CallError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Another call already has the audio (CallAudio runs one call with media at a time).
+    case busy
+    /// The target is not a SIP URI (`sip:user@host:port`).
+    case invalidTarget(String)
+    /// The audio session could not be configured or activated (for example a phone call holds the audio).
+    case audioSession(String)
+    /// The media could not be set up (device, codec, sockets).
+    case media(String)
+    /// SIP signalling failed.
+    case signalling(String)
+    /// The operation does not apply in the call's state.
+    case invalidState(String)
+
+    public var description: String {
+        switch self {
+        case .busy: "another call is in progress"
+        case let .invalidTarget(t): "not a SIP URI: \(t)"
+        case let .audioSession(why): "audio session: \(why)"
+        case let .media(why): "media: \(why)"
+        case let .signalling(why): "signalling: \(why)"
+        case let .invalidState(why): why
+        }
+    }
+}

@@ -1,0 +1,183 @@
+import AudioIO
+import Opus
+import RTP
+import Synchronization
+import VoiceProcessing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The media of one call: the I/O engine on a device, voice processing on the uplink,
+/// Opus over RTP both ways.
+///
+/// Per period, on the I/O thread (``process(_:)``): received packets move from the
+/// network thread's ring into the jitter buffer, which fills the playback period; the
+/// capture period is cleaned by the voice-processing unit against that playback (the
+/// echo reference, aligned by the device's round trip); whole codec frames of the
+/// uplink are encoded and sent with a non-blocking socket.
+///
+/// Thread safety: ``start()``, ``pauseAudio()``, ``resumeAudio()`` and ``stop()`` from the
+/// call controller; ``process(_:)`` only on the I/O thread; the meters and counters from any thread.
+final class CallMedia: @unchecked Sendable {
+    // @unchecked: `sender`, `jitter` and the uplink FIFO are touched only by the I/O thread
+    // (engine running) or by the controller while the engine is stopped; shared values are atomics.
+    let rtp: RTPSession
+    let voice: VoiceProcessingUnit
+    let device: any DuplexDevice
+    private(set) var engine: AudioIOEngine?
+
+    private var sender: RTPSender
+    private var jitter: JitterBuffer
+    private let uplink: UnsafeMutableBufferPointer<Int16>
+    private var uplinkFill = 0
+    private let capturesSilence: Atomic<Bool>
+    private let captureLevel = Atomic<UInt32>(0)     // Float bits, dBFS
+    private let playbackLevel = Atomic<UInt32>(0)
+    private let busyNanoseconds = Atomic<UInt64>(0)  // time spent in process(_:)
+    private let processedPeriods = Atomic<Int>(0)
+    /// The processed uplink (after voice processing), kept for analysis when asked for.
+    private let uplinkRecording: UnsafeMutableBufferPointer<Int16>
+    private let uplinkRecorded = Atomic<Int>(0)
+
+    /// Builds the pipeline; nothing runs until ``start()``.
+    ///
+    /// - Parameters:
+    ///   - device: the full-duplex device; its rate must be an Opus rate (8, 12, 16, 24 or 48 kHz).
+    ///   - rtp: the call's RTP session (bound, not started).
+    ///   - voice: the voice-processing configuration (its device rate is taken from `device`).
+    init(device: any DuplexDevice, rtp: RTPSession, voice configuration: VoiceProcessingConfiguration,
+         capturesSilence: Bool, recordUplinkSeconds: Double = 0) throws(CallError) {
+        let rate = device.format.sampleRate
+        guard rtp.configuration.opus.sampleRate == rate else {
+            throw .media("device runs at \(rate) Hz but the codec at \(rtp.configuration.opus.sampleRate) Hz")
+        }
+        var vp = configuration
+        vp.deviceSampleRate = rate
+        vp.maximumFramesPerPeriod = max(vp.maximumFramesPerPeriod, device.format.periodFrames)
+        do {
+            voice = try VoiceProcessingUnit(configuration: vp)
+            sender = try rtp.makeSender()
+            jitter = try rtp.makeJitterBuffer()
+        } catch {
+            throw .media("\(error)")
+        }
+        self.device = device
+        self.rtp = rtp
+        self.capturesSilence = Atomic(capturesSilence)
+        uplink = .allocate(capacity: rtp.configuration.opus.sampleRate * rtp.configuration.opus.frameMilliseconds / 1000)
+        uplink.initialize(repeating: 0)
+        uplinkRecording = .allocate(capacity: max(1, Int(recordUplinkSeconds * Double(rate))))
+        uplinkRecording.initialize(repeating: 0)
+    }
+
+    deinit {
+        engine?.stop()
+        uplink.deallocate()
+        uplinkRecording.deallocate()
+    }
+
+    /// The processed uplink recorded so far (empty unless `recordUplinkSeconds` was given);
+    /// sample `i` lines up with sample `i` of the device's capture.
+    var recordedUplink: [Int16] { Array(uplinkRecording[0..<uplinkRecorded.load(ordering: .acquiring)]) }
+
+    // MARK: Control
+
+    /// Starts the network side and the audio.
+    func start() throws(CallError) {
+        rtp.start()
+        try resumeAudio()
+    }
+
+    /// Stops capture and playout; the network side stays up (a held call).
+    func pauseAudio() {
+        engine?.stop()
+    }
+
+    /// Starts (again) capture and playout on the device.
+    func resumeAudio() throws(CallError) {
+        if engine == nil {
+            let unowned = Unmanaged.passUnretained(self)
+            // The engine lives inside this object and is stopped before it goes away, so the
+            // I/O thread may use it without retaining it (no reference counting per period).
+            engine = AudioIOEngine(device: device) { cycle in unowned.takeUnretainedValue().process(cycle) }
+        }
+        guard let engine, !engine.isRunning else { return }
+        uplinkFill = 0
+        do { try engine.start() } catch { throw .media("\(error)") }
+    }
+
+    /// Stops everything: audio, then the network side (which sends an RTCP BYE).
+    func stop() {
+        engine?.stop()
+        rtp.stop()
+    }
+
+    /// Whether capture is replaced by silence (record permission denied).
+    func setCapturesSilence(_ on: Bool) { capturesSilence.store(on, ordering: .relaxed) }
+
+    // MARK: Meters (any thread)
+
+    var captureLevelDBFS: Double { Double(Float(bitPattern: captureLevel.load(ordering: .relaxed))) }
+    var playbackLevelDBFS: Double { Double(Float(bitPattern: playbackLevel.load(ordering: .relaxed))) }
+    /// Share of one core the I/O callback used, over the periods processed so far.
+    var cpuLoad: Double {
+        let periods = processedPeriods.load(ordering: .relaxed)
+        guard periods > 0 else { return 0 }
+        let audio = Double(periods) * device.format.periodDuration * 1e9
+        return Double(busyNanoseconds.load(ordering: .relaxed)) / audio
+    }
+    var jitterBufferStatistics: JitterBufferStatistics { rtp.jitterMonitor.snapshot }
+
+    // MARK: The I/O thread
+
+    func process(_ cycle: IOCycle) {
+        let started = Self.now()
+        let timing = cycle.timing
+        // Downlink: what arrived, through the jitter buffer, to the loudspeaker.
+        jitter.receive(from: rtp.ring)
+        let playAt = timing.hostTimeNanoseconds &+ UInt64(timing.playbackDelayFrames) * 1_000_000_000 / UInt64(device.format.sampleRate)
+        jitter.pull(into: cycle.playback, now: playAt)
+
+        // Uplink: the microphone, cleaned against what is being played.
+        if capturesSilence.load(ordering: .relaxed) { cycle.capture.update(repeating: 0) }
+        voice.process(capture: cycle.capture, render: UnsafeBufferPointer(cycle.playback),
+                      timing: VoiceProcessingTiming(playbackDelayFrames: timing.roundTripFrames - timing.captureDelayFrames,
+                                                    captureDelayFrames: timing.captureDelayFrames))
+        let recorded = uplinkRecorded.load(ordering: .relaxed)
+        if recorded + cycle.capture.count <= uplinkRecording.count, uplinkRecording.count > 1 {
+            _ = UnsafeMutableBufferPointer(rebasing: uplinkRecording[recorded..<(recorded + cycle.capture.count)])
+                .update(fromContentsOf: cycle.capture)
+            uplinkRecorded.store(recorded + cycle.capture.count, ordering: .releasing)
+        }
+        var offset = 0
+        while offset < cycle.capture.count {
+            let n = min(uplink.count - uplinkFill, cycle.capture.count - offset)
+            _ = UnsafeMutableBufferPointer(rebasing: uplink[uplinkFill..<(uplinkFill + n)])
+                .update(fromContentsOf: UnsafeBufferPointer(rebasing: cycle.capture[offset..<(offset + n)]))
+            uplinkFill += n
+            offset += n
+            if uplinkFill == uplink.count {
+                _ = sender.send(UnsafeBufferPointer(uplink), now: timing.hostTimeNanoseconds)
+                uplinkFill = 0
+            }
+        }
+
+        captureLevel.store(Self.dBFS(cycle.capture).bitPattern, ordering: .relaxed)
+        playbackLevel.store(Self.dBFS(cycle.playback).bitPattern, ordering: .relaxed)
+        busyNanoseconds.add(Self.now() &- started, ordering: .relaxed)
+        processedPeriods.add(1, ordering: .relaxed)
+    }
+
+    private static func dBFS(_ x: UnsafeMutableBufferPointer<Int16>) -> Float {
+        var sum: Float = 0
+        for s in x { let v = Float(s) / 32768; sum += v * v }
+        let power = sum / Float(max(1, x.count))
+        return power > 1e-10 ? 10 * log10f(power) : -100
+    }
+
+    private static func now() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}

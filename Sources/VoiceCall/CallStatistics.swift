@@ -1,0 +1,50 @@
+/// A snapshot of one call's media: network, jitter buffer, echo canceller, device.
+///
+/// The JSON keys (snake case) are part of `voicecall`'s command-line contract.
+///
+/// Thread safety: a value type; safe to use from any thread.
+public struct CallStatistics: Sendable, Equatable, Codable {
+    public var packetsSent = 0
+    public var packetsReceived = 0
+    public var packetsLost = 0
+    /// Interarrival jitter (RFC 3550 A.8) of what we receive, in milliseconds.
+    public var jitterMs = 0.0
+    /// Round-trip time from RTCP, in milliseconds (nil until the first report comes back).
+    public var rttMs: Double?
+    /// Packets rebuilt from the next packet's in-band FEC.
+    public var fecRecovered = 0
+    /// Audio made up by loss concealment, in milliseconds.
+    public var concealedMs = 0.0
+    /// The jitter buffer's current and target delay, in milliseconds.
+    public var jitterBufferDelayMs = 0.0
+    public var jitterBufferTargetMs = 0.0
+    /// Echo return loss enhancement the canceller achieves now, in dB (nil while unknown).
+    public var erleDB: Double?
+    /// The echo delay the canceller's reference is aligned to, and the clock drift it compensates.
+    public var echoDelayMs: Double?
+    public var driftPPM: Double?
+    /// Delay the voice processing adds to the uplink (resampling, framing), in milliseconds.
+    public var processingLatencyMs = 0.0
+    public var xruns = 0
+    /// Input and output levels of the last period, in dBFS.
+    public var captureLevelDBFS = -100.0
+    public var playbackLevelDBFS = -100.0
+    /// Output port types of the current route, e.g. "builtInReceiver".
+    public var route = ""
+    /// Share of one core the call's audio thread used.
+    public var cpuLoad = 0.0
+    /// Malformed, foreign or unexpected packets dropped.
+    public var packetsDropped = 0
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case packetsSent = "packets_sent", packetsReceived = "packets_received", packetsLost = "packets_lost"
+        case jitterMs = "jitter_ms", rttMs = "rtt_ms", fecRecovered = "fec_recovered", concealedMs = "concealed_ms"
+        case jitterBufferDelayMs = "jitter_buffer_delay_ms", jitterBufferTargetMs = "jitter_buffer_target_ms"
+        case erleDB = "erle_db", echoDelayMs = "echo_delay_ms", driftPPM = "drift_ppm", xruns
+        case processingLatencyMs = "processing_latency_ms"
+        case captureLevelDBFS = "capture_level_dbfs", playbackLevelDBFS = "playback_level_dbfs"
+        case route, cpuLoad = "cpu_load", packetsDropped = "packets_dropped"
+    }
+}

@@ -1,0 +1,125 @@
+import Opus
+import RTP
+import Testing
+import TestSupport
+import WAV
+
+@Suite("Send path and real-time safety")
+struct SendPathTests {
+    @Test("Expected loss follows receiver reports: 0 without loss, a tenth of it (at least 1 %) with loss")
+    func expectedLoss() {
+        #expect(ExpectedLossEstimator.setting(forLoss: 0) == 0)
+        #expect(ExpectedLossEstimator.setting(forLoss: 0.004) == 0)
+        #expect(ExpectedLossEstimator.setting(forLoss: 0.05) == 1)
+        #expect(ExpectedLossEstimator.setting(forLoss: 0.10) == 1)
+        #expect(ExpectedLossEstimator.setting(forLoss: 0.25) == 3)
+        #expect(ExpectedLossEstimator.setting(forLoss: 1) == 10)
+        var e = ExpectedLossEstimator()
+        #expect(e.update(fractionLost: 26) == 1)  // 10 %: the first report is taken as it is
+        #expect(e.smoothed == 26.0 / 256)
+        #expect(e.update(fractionLost: 0) == 1)  // averaged: 5 %
+        #expect(e.update(fractionLost: 0) == 1)  // 2.5 %
+        #expect(e.update(fractionLost: 0) == 1)  // 1.3 %
+        #expect(e.update(fractionLost: 0) == 1)  // 0.6 %
+        #expect(e.update(fractionLost: 0) == 0)  // 0.3 %
+    }
+
+    @Test("The encoder applies the call configuration and reports' loss")
+    func encoderSettings() throws {
+        var encoder = try OpusRTPEncoder(configuration: OpusCallConfiguration(), packetizer: RTPPacketizer(payloadType: 96))
+        #expect(encoder.expectedLossPercent == 1)
+        encoder.receiverReported(fractionLost: 0)
+        #expect(encoder.expectedLossPercent == 0)
+        encoder.receiverReported(fractionLost: 128)
+        #expect(encoder.expectedLossPercent == 3)  // 25 % smoothed from 0 and 50 %
+        var noFEC = OpusCallConfiguration()
+        noFEC.inbandFEC = false
+        var plain = try OpusRTPEncoder(configuration: noFEC, packetizer: RTPPacketizer(payloadType: 96))
+        plain.receiverReported(fractionLost: 128)
+        #expect(plain.expectedLossPercent == 1)  // unchanged: no FEC to tune
+    }
+
+    @Test("The call configuration keeps RTP at 48 kHz whatever the codec's rate", arguments: [8000, 16000, 24000, 48000])
+    func rtpClock(rate: Int) throws {
+        for ms in OpusCallConfiguration.frameDurationsMs {
+            let config = OpusCallConfiguration(sampleRate: rate, frameMilliseconds: ms)
+            #expect(config.timestampIncrement == 48 * ms)
+            #expect(config.framesPerPacket == rate * ms / 1000)
+            var encoder = try OpusRTPEncoder(configuration: config, packetizer: RTPPacketizer(payloadType: 96, timestamp: 0))
+            var datagram = [UInt8](repeating: 0, count: OpusRTPEncoder.maxDatagramSize)
+            let pcm = [Int16](repeating: 0, count: config.framesPerPacket)
+            let n = try pcm.withUnsafeBufferPointer { p in try datagram.withUnsafeMutableBytes { try encoder.encode(p, into: $0) } }
+            let packet = try RTPPacket.parse(Array(datagram[0..<n]))
+            #expect(Array(datagram[packet.payload]).withUnsafeBytes { OpusPayload.duration($0) } == 48 * ms)
+            #expect(encoder.packetizer.timestamp == UInt32(48 * ms))
+        }
+        #expect(throws: OpusError.self) { try OpusCallConfiguration(frameMilliseconds: 5).validate() }
+    }
+
+    @Test("Receive and send paths do not allocate once running")
+    func noAllocations() throws {
+        #expect(AllocationCounter.isActive)
+        let speech = try Fixtures.speech(Fixtures.englishFemale).int16Samples
+        let socket = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        let sink = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        let state = RTPSessionState()
+        var sender = RTPSender(encoder: try OpusRTPEncoder(configuration: OpusCallConfiguration(),
+                                                           packetizer: RTPPacketizer(payloadType: 96)),
+                               socket: socket, destination: sink.localAddress, state: state)
+        let ring = RTPPacketRing(capacity: 64)
+        let monitor = JitterBufferMonitor()
+        var buffer = JitterBuffer(decoder: try OpusDecoder(sampleRate: 16000), monitor: monitor)
+        var validator = RTPSourceValidator()
+        let receive = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
+        let out = UnsafeMutableBufferPointer<Int16>.allocate(capacity: 320)
+        defer { receive.deallocate(); out.deallocate() }
+
+        var sendAllocations: UInt64 = 0, receiveAllocations: UInt64 = 0
+        func cycle(_ k: Int, measure: Bool) {
+            let now = UInt64(k) * 20_000_000 + 1_000_000_000
+            let c0 = AllocationCounter.thisThread
+            speech.withUnsafeBufferPointer { pcm in
+                _ = sender.send(UnsafeBufferPointer(rebasing: pcm[(k * 320)..<((k + 1) * 320)]), now: now)
+            }
+            let c1 = AllocationCounter.thisThread
+            // The network thread's part, here on the same thread (not measured: it may allocate).
+            while case let .datagram(length, source, _) = sink.receiveNow(into: receive) {
+                let datagram = UnsafeRawBufferPointer(rebasing: receive[0..<length])
+                if case let .accept(packet, payload) = validator.validate(datagram, from: source, arrival: now) {
+                    ring.push(packet, payload: UnsafeRawBufferPointer(rebasing: datagram[payload]))
+                }
+            }
+            let c2 = AllocationCounter.thisThread
+            buffer.receive(from: ring)
+            buffer.pull(into: out, now: now + 30_000_000)
+            let c3 = AllocationCounter.thisThread
+            if measure {
+                sendAllocations += c1 - c0
+                receiveAllocations += c3 - c2
+            }
+        }
+        for k in 0..<50 { cycle(k, measure: false) }  // warm up: first packets, lazy state
+        for k in 50..<400 { cycle(k, measure: true) }
+        #expect(receiveAllocations == 0)
+        #if DEBUG
+        // Unoptimised, `OpusEncoder.encode` itself allocates (a few times per call, in the
+        // Opus module's argument checks); the release run of this test (Tools/interop/release-checks)
+        // checks the whole send path. Here: the RTP part of it.
+        var packetizer = RTPPacketizer(payloadType: 96)
+        let payload = [UInt8](repeating: 0x48, count: 60)
+        let datagram = UnsafeMutableRawBufferPointer.allocate(byteCount: 200, alignment: 16)
+        defer { datagram.deallocate() }
+        var n = 0
+        let before = AllocationCounter.thisThread
+        for _ in 0..<100 {
+            payload.withUnsafeBytes { n = (try? packetizer.write(payload: $0, duration: 960, into: datagram)) ?? 0 }
+            socket.send(UnsafeRawBufferPointer(rebasing: datagram[0..<n]), to: sink.localAddress)
+        }
+        #expect(AllocationCounter.thisThread - before == 0)
+        #else
+        #expect(sendAllocations == 0)
+        #endif
+        #expect(monitor.snapshot.packetsInserted > 300)
+        #expect(state.snapshot.packetsSent == 400)
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import RTP
+import SIP
+import Testing
+import TestSupport
+
+/// Interoperability with baresip (a real softphone): a signalling-level Opus call each way,
+/// with the Opus offer/answer written by hand (media is the call engine's job).
+@Suite("SIP interop with baresip", .enabled(if: ExternalProcess.isInstalled("baresip")))
+struct BaresipInteropTests {
+    /// A baresip configuration folder: listening on `port`, Opus only, a sine source (no sound
+    /// card needed), answering calls at once.
+    static func configure(_ directory: TemporaryDirectory, user: String, port: UInt16) throws {
+        try """
+        sip_listen 127.0.0.1:\(port)
+        net_interface 127.0.0.1
+        audio_source ausine,440
+        module_path /usr/lib/baresip/modules
+        module stdio.so
+        module opus.so
+        module ausine.so
+        module_app account.so
+        module_app menu.so
+
+        """.write(toFile: directory.file("config"), atomically: true, encoding: .utf8)
+        try "<sip:\(user)@127.0.0.1:\(port)>;regint=0;answermode=auto\n"
+            .write(toFile: directory.file("accounts"), atomically: true, encoding: .utf8)
+    }
+
+    /// baresip calls us; we answer with Opus; baresip reports the call established; we hang up.
+    @Test func baresipCallsTheUserAgent() async throws {
+        let directory = TemporaryDirectory(prefix: "sip-baresip-caller")
+        defer { directory.remove() }
+        let agent = try makeAgent(user: "bob", timers: .rfc3261)
+        let calls = Recorder(agent.incomingCalls)
+        try Self.configure(directory, user: "alice", port: try freeUDPPort())
+        let baresip = try ExternalProcess("baresip", [
+            "-f", directory.path, "-t", "15", "-e", "/dial sip:bob@127.0.0.1:\(agent.localAddress.port)",
+        ], directory: directory.path)
+        defer { baresip.stop() }
+
+        let call = try #require(await calls.element(0, timeout: .seconds(10)), "no INVITE from baresip:\n\(baresip.output)")
+        let events = Recorder(call.events)
+        let offer = try #require(call.offer)
+        #expect(offer.contentType == "application/sdp")
+        #expect(offer.text.contains("opus/48000/2"))
+        try call.ringing()
+        try call.accept(answer: opusSDP(port: Int(try freeUDPPort())))
+        #expect(await events.wait(timeout: .seconds(5)) { $0.first == .confirmed(nil) }, "\(events.all)\n\(baresip.output)")
+        #expect(await baresip.waitForOutput("Call established", timeout: .seconds(5)), "\(baresip.output)")
+        try call.bye()
+        // libre reports a BYE it received as the session closing with ECONNRESET.
+        #expect(await baresip.waitForOutput("session closed: Connection reset by peer", timeout: .seconds(5)),
+                "\(baresip.output)")
+        #expect(agent.statistics.malformedDropped == 0)
+        #expect(agent.statistics.unknownDialogRequests == 0)
+    }
+
+    /// We call baresip with an Opus offer; it answers with Opus; both see the call; we hang up.
+    @Test func userAgentCallsBaresip() async throws {
+        let directory = TemporaryDirectory(prefix: "sip-baresip-callee")
+        defer { directory.remove() }
+        let port = try freeUDPPort()
+        try Self.configure(directory, user: "carol", port: port)
+        let baresip = try ExternalProcess("baresip", ["-f", directory.path, "-t", "15"], directory: directory.path)
+        defer { baresip.stop() }
+        #expect(await baresip.waitForOutput("baresip is ready", timeout: .seconds(10)), "\(baresip.output)")
+
+        let agent = try makeAgent(user: "alice", timers: .rfc3261)
+        let call = try agent.invite(to: SIPURI(user: "carol", host: "127.0.0.1", port: port), offer: opusSDP(port: Int(try freeUDPPort())))
+        let events = Recorder(call.events)
+        #expect(await events.wait(timeout: .seconds(10)) { $0.contains { if case .answered = $0 { true } else { false } } },
+                "\(events.all)\n\(baresip.output)")
+        guard case .answered(let answer)? = events.all.last else {
+            Issue.record("not answered: \(events.all)")
+            return
+        }
+        #expect(answer?.text.contains("opus/48000/2") == true, "\(answer?.text ?? "no answer")")
+        #expect(await baresip.waitForOutput("Call established", timeout: .seconds(5)), "\(baresip.output)")
+        try call.bye()
+        // libre reports a BYE it received as the session closing with ECONNRESET.
+        #expect(await baresip.waitForOutput("session closed: Connection reset by peer", timeout: .seconds(5)),
+                "\(baresip.output)")
+        #expect(agent.statistics.strayResponses == 0)
+    }
+}

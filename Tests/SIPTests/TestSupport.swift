@@ -1,0 +1,252 @@
+import Foundation
+import RTP
+import SIP
+import Synchronization
+import Testing
+
+/// Short RFC 3261 timers for loopback tests: T1 = 40 ms, so 64 × T1 = 2.56 s.
+extension SIPTimers {
+    static let fast = SIPTimers(t1: .milliseconds(40), t2: .milliseconds(320), t4: .milliseconds(400),
+                                timerD: .milliseconds(400))
+}
+
+/// A user agent on 127.0.0.1 with a free port.
+func makeAgent(user: String = "test", timers: SIPTimers = .fast, maximumCalls: Int? = nil) throws -> SIPUserAgent {
+    try SIPUserAgent(configuration: .init(localAddress: SocketAddress(host: "127.0.0.1", port: 0), user: user,
+                                          timers: timers, maximumCalls: maximumCalls))
+}
+
+extension SIPUserAgent {
+    /// `sip:user@127.0.0.1:port` of this agent.
+    func uri(user: String = "callee") -> SIPURI { SIPURI(user: user, host: "127.0.0.1", port: localAddress.port) }
+}
+
+/// An Opus offer/answer as a real endpoint would send it.
+func opusSDP(port: Int, session: String = "1") -> SIPBody {
+    .sdp("""
+    v=0\r
+    o=- \(session) 1 IN IP4 127.0.0.1\r
+    s=CallAudio\r
+    c=IN IP4 127.0.0.1\r
+    t=0 0\r
+    m=audio \(port) RTP/AVP 96\r
+    a=rtpmap:96 opus/48000/2\r
+    a=fmtp:96 useinbandfec=1\r
+    a=ptime:20\r
+    a=sendrecv\r
+
+    """)
+}
+
+/// Collects what an async sequence yields, so a test can wait for a condition with a deadline.
+final class Recorder<Element: Sendable>: Sendable {
+    private let items = Mutex<[Element]>([])
+    private let finished = Atomic<Bool>(false)
+
+    init<S: AsyncSequence & Sendable>(_ sequence: S) where S.Element == Element {
+        Task { [self] in
+            do {
+                for try await item in sequence { items.withLock { $0.append(item) } }
+            } catch {}
+            finished.store(true, ordering: .releasing)
+        }
+    }
+
+    var all: [Element] { items.withLock { $0 } }
+    var isFinished: Bool { finished.load(ordering: .acquiring) }
+
+    /// Waits until `condition` holds for what has arrived, or `timeout` passes.
+    @discardableResult
+    func wait(timeout: Duration = .seconds(5), until condition: ([Element]) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition(all) { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return condition(all)
+    }
+
+    /// Waits for the `count`-th element.
+    func element(_ index: Int, timeout: Duration = .seconds(5)) async -> Element? {
+        await wait(timeout: timeout) { $0.count > index }
+        let items = all
+        return items.count > index ? items[index] : nil
+    }
+}
+
+extension Recorder where Element == SIPCallEvent {
+    /// Waits for the `ended` event and returns its reason.
+    func endReason(timeout: Duration = .seconds(5)) async -> SIPCallEndReason? {
+        await wait(timeout: timeout) { $0.contains { if case .ended = $0 { true } else { false } } }
+        for case .ended(let reason) in all { return reason }
+        return nil
+    }
+
+    func contains(_ event: SIPCallEvent) -> Bool { all.contains(event) }
+}
+
+/// A bare UDP socket speaking SIP by hand: the peer in transaction and robustness tests.
+final class RawPeer: Sendable {
+    let socket: UDPSocket
+
+    init() throws {
+        socket = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+    }
+
+    var port: UInt16 { socket.localAddress.port }
+
+    func send(_ text: String, to address: SocketAddress) {
+        socket.send(Array(text.utf8), to: address)
+    }
+
+    func send(_ bytes: [UInt8], to address: SocketAddress) {
+        socket.send(bytes, to: address)
+    }
+
+    /// The next datagram within `timeout` (polling, so no cooperative thread blocks).
+    func receive(timeout: Duration = .seconds(2)) async -> (bytes: [UInt8], source: SocketAddress)? {
+        let deadline = ContinuousClock.now + timeout
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        repeat {
+            let result = buffer.withUnsafeMutableBytes { socket.receiveNow(into: $0) }
+            if case .datagram(let length, let source, _) = result { return (Array(buffer[..<length]), source) }
+            try? await Task.sleep(for: .milliseconds(2))
+        } while ContinuousClock.now < deadline
+        return nil
+    }
+
+    /// The next parsed message within `timeout`.
+    func receiveMessage(timeout: Duration = .seconds(2)) async -> SIPMessage? {
+        guard let (bytes, _) = await receive(timeout: timeout) else { return nil }
+        return try? SIPMessage(parsing: bytes)
+    }
+
+    /// The next response within `timeout` for which `condition` holds, skipping anything else.
+    func receiveResponse(timeout: Duration = .seconds(2),
+                         where condition: (SIPResponse) -> Bool = { _ in true }) async -> SIPResponse? {
+        let deadline = ContinuousClock.now + timeout
+        repeat {
+            if case .response(let r)? = await receiveMessage(timeout: max(deadline - ContinuousClock.now, .zero)),
+               condition(r) {
+                return r
+            }
+        } while ContinuousClock.now < deadline
+        return nil
+    }
+
+    /// The next response to a request with this CSeq method (and number, when given).
+    func receiveResponse(to method: SIPMethod, cseq: UInt32? = nil, timeout: Duration = .seconds(2)) async -> SIPResponse? {
+        await receiveResponse(timeout: timeout) { response in
+            guard let c = try? response.headers.cseq() else { return false }
+            return c.method == method && (cseq == nil || c.sequence == cseq)
+        }
+    }
+
+    /// Everything that arrives until nothing has come for `idle`.
+    func drain(idle: Duration = .milliseconds(100)) async -> [SIPMessage] {
+        var messages: [SIPMessage] = []
+        while let (bytes, _) = await receive(timeout: idle) {
+            if let m = try? SIPMessage(parsing: bytes) { messages.append(m) }
+        }
+        return messages
+    }
+
+    /// Collects messages until `count` have arrived or `timeout` passes.
+    func collect(_ count: Int, timeout: Duration = .seconds(3)) async -> [SIPMessage] {
+        var messages: [SIPMessage] = []
+        let deadline = ContinuousClock.now + timeout
+        while messages.count < count, ContinuousClock.now < deadline {
+            if let m = await receiveMessage(timeout: deadline - ContinuousClock.now) { messages.append(m) }
+        }
+        return messages
+    }
+}
+
+/// A request as a test peer writes it (CRLF line ends, Content-Length computed).
+func sipText(_ lines: [String], body: String = "") -> String {
+    var text = lines.joined(separator: "\r\n") + "\r\n"
+    if !lines.contains(where: { $0.lowercased().hasPrefix("content-length") || $0.hasPrefix("l:") }) {
+        text += "Content-Length: \(body.utf8.count)\r\n"
+    }
+    return text + "\r\n" + body
+}
+
+/// An external program run by a test (SIPp, baresip): output goes to files, the process is
+/// killed if it outlives its time, and always when the test lets go of it.
+final class ExternalProcess: Sendable {
+    let name: String
+    let outputPath: String
+    private let process: Process
+    private let input: Pipe
+
+    /// Whether an executable is on PATH (so a test can be skipped where it is not installed).
+    static func isInstalled(_ name: String) -> Bool {
+        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        return paths.contains { FileManager.default.isExecutableFile(atPath: "\($0)/\(name)") }
+    }
+
+    init(_ executable: String, _ arguments: [String], directory: String) throws {
+        name = executable
+        outputPath = "\(directory)/\(executable)-\(UInt32.random(in: 0...UInt32.max)).log"
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [executable] + arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardOutput = output
+        process.standardError = output
+        input = Pipe()
+        process.standardInput = input
+        try process.run()
+    }
+
+    deinit { stop() }
+
+    var isRunning: Bool { process.isRunning }
+
+    /// Writes a line to the program's standard input.
+    func send(_ line: String) {
+        try? input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
+    }
+
+    /// Waits for the exit status, or nil when `timeout` passes first (then the process is stopped).
+    func exitStatus(timeout: Duration) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        if process.isRunning {
+            stop()
+            return nil
+        }
+        return process.terminationStatus
+    }
+
+    /// SIGTERM, then SIGKILL if it is still there after a second.
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        for _ in 0..<50 where process.isRunning { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// What the program printed so far.
+    var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+
+    /// Waits until the output contains `text`.
+    func waitForOutput(_ text: String, timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if output.contains(text) { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return output.contains(text)
+    }
+}
+
+/// A UDP port on 127.0.0.1 that was free a moment ago (for programs that need a port number).
+func freeUDPPort() throws -> UInt16 {
+    try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0)).localAddress.port
+}

@@ -1,0 +1,139 @@
+import AudioAnalysis
+import AudioIO
+import AudioSession
+import RoomAcoustics
+import Synchronization
+import Testing
+import TestSupport
+import VoiceCall
+
+/// One softphone of a test: its own audio system with simulated hardware, a session, a
+/// controller, and a paced simulated room with a talker.
+final class Phone: Sendable {
+    let hardware = SimulatedAudioHardware()
+    let system: AudioSystem
+    let session: AudioSession
+    let controller: CallController
+
+    init(_ name: String, options: AudioSession.CategoryOptions = []) throws {
+        system = AudioSystem(hardware: hardware)
+        session = system.makeSession(name: name)
+        let speech = Tone.sine(frequency: 300, sampleRate: 16000, seconds: 1, amplitude: 0.05)
+        var configuration = CallConfiguration(sipAddress: "127.0.0.1:0", userName: name, audio: .device { format in
+            try SimulatedRoomDevice(.init(sampleRate: format.sampleRate, periodFrames: format.sampleRate / 50,
+                                          echoPath: EchoPathConfiguration(sampleRate: format.sampleRate, impulseResponse: [0, 0.3]),
+                                          nearSpeech: speech, paced: true, recordSeconds: 30))
+        }, categoryOptions: options)
+        configuration.preferredSampleRate = 16000
+        controller = try CallController(configuration: configuration, session: session)
+    }
+
+    /// Calls `other`, which answers; returns both ends once active.
+    func call(_ other: Phone) async throws -> (Call, Call) {
+        await controller.start()
+        await other.controller.start()
+        let answered = Task { () -> Call? in
+            for await call in other.controller.incomingCalls {
+                try await call.answer()
+                return call
+            }
+            return nil
+        }
+        let call = try await controller.dial("sip:\(other.session.name)@\(other.controller.sipAddress)")
+        for await state in call.states where state != .outgoingRinging { break }
+        let theirs = try #require(try await answered.value)
+        #expect(call.state == .active)
+        return (call, theirs)
+    }
+
+    func shutdown() async { await controller.shutdown() }
+}
+
+/// Waits until `condition` holds (checking every 20 ms), at most `seconds`.
+func eventually(_ seconds: Double = 5, _ condition: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return await condition()
+}
+
+@Suite("Call and session lifecycle", .serialized)
+struct CallLifecycleTests {
+    @Test("With no call the session is inactive; a call activates it; hang-up deactivates both ends")
+    func sessionActiveOnlyDuringCall() async throws {
+        let alice = try Phone("alice"), bob = try Phone("bob")
+        #expect(!alice.session.isActive && !bob.session.isActive)
+        let (call, theirs) = try await alice.call(bob)
+        #expect(alice.session.isActive && bob.session.isActive)
+        #expect(alice.session.category == .playAndRecord && alice.session.mode == .voiceChat)
+        try await Task.sleep(for: .seconds(1))
+        let stats = await call.statistics
+        #expect(stats.packetsReceived > 20)
+        await call.hangUp()
+        #expect(await theirs.ended() == .remoteHangUp)   // a BYE from the other side ends the call
+        #expect(await call.ended() == .localHangUp)
+        #expect(await eventually { !alice.session.isActive && !bob.session.isActive })
+        await alice.shutdown(); await bob.shutdown()
+    }
+
+    @Test("A music player interrupted by the call resumes after hang-up (ended + shouldResume)")
+    func musicResumesAfterCall() async throws {
+        let alice = try Phone("alice"), bob = try Phone("bob")
+        let music = alice.system.makeSession(name: "music")
+        try music.setCategory(.playback)
+        try music.setActive(true)
+        let interruptions = Mutex<[AudioSession.Interruption]>([])
+        let token = music.addObserver { note in
+            if case let .interruption(i) = note { interruptions.withLock { $0.append(i) } }
+        }
+        defer { music.removeObserver(token) }
+        let (call, _) = try await alice.call(bob)
+        #expect(!music.isActive)
+        #expect(interruptions.withLock { $0.first?.type } == .began)
+        await call.hangUp()
+        #expect(await eventually { interruptions.withLock { $0.count } >= 2 })
+        let ended = try #require(interruptions.withLock { $0.last })
+        #expect(ended.type == .ended && ended.options.contains(.shouldResume))
+        await alice.shutdown(); await bob.shutdown()
+    }
+
+    @Test("A phone call puts the call on hold and its end resumes it")
+    func phoneCallHoldsAndResumes() async throws {
+        let alice = try Phone("alice"), bob = try Phone("bob")
+        let (call, _) = try await alice.call(bob)
+        let phone = alice.system.makeSession(name: "phone", priority: .phoneCall)
+        try phone.setCategory(.playAndRecord, mode: .voiceChat)
+        try phone.setActive(true)
+        #expect(await eventually { call.state == .held(.interrupted) })
+        #expect(!alice.session.isActive)
+        let before = await call.statistics
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(await call.statistics.packetsSent == before.packetsSent)  // no capture while held
+        try phone.setActive(false, options: .notifyOthersOnDeactivation)
+        #expect(await eventually { call.state == .active })
+        #expect(alice.session.isActive)
+        #expect(await eventually { await call.statistics.packetsSent > before.packetsSent + 10 })
+        await call.hangUp()
+        await alice.shutdown(); await bob.shutdown()
+    }
+
+    @Test("Unplugging a headset mid-call moves audio to the receiver, or the speaker with defaultToSpeaker, and the call continues",
+          arguments: [false, true])
+    func headsetUnplugKeepsCall(defaultToSpeaker: Bool) async throws {
+        let options: AudioSession.CategoryOptions = defaultToSpeaker ? [.defaultToSpeaker] : []
+        let expected: AudioSession.Port = defaultToSpeaker ? .builtInSpeaker : .builtInReceiver
+        let alice = try Phone("alice", options: options), bob = try Phone("bob")
+        alice.hardware.connect(.wiredHeadset())
+        let (call, _) = try await alice.call(bob)
+        #expect(alice.session.currentRoute.outputs.first?.portType == .headphones)
+        alice.hardware.disconnect(deviceID: "wired-headset")
+        #expect(alice.session.currentRoute.outputs.first?.portType == expected)
+        let before = await call.statistics
+        #expect(await eventually { await call.statistics.packetsReceived > before.packetsReceived + 10 })
+        #expect(call.state == .active)
+        await call.hangUp()
+        await alice.shutdown(); await bob.shutdown()
+    }
+}

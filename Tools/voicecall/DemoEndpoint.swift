@@ -1,0 +1,63 @@
+import AudioAnalysis
+import AudioIO
+import AudioSession
+import RoomAcoustics
+import RTP
+import Synchronization
+import VoiceCall
+import VoiceProcessing
+
+/// One end of the demo: its own audio system (simulated hardware), session, call
+/// controller, and a simulated room whose talker is `speech`.
+final class DemoEndpoint: Sendable {
+    let name: String
+    let system: AudioSystem
+    let session: AudioSession
+    let controller: CallController
+    private let devices = DeviceList()
+
+    /// - Parameter speech: what the talker says, silent where the other side has the turn.
+    init(name: String, speech: [Float], sampleRate: Int, seed: UInt64,
+         mediaPath: (@Sendable (SocketAddress) -> SocketAddress)?) throws {
+        self.name = name
+        system = AudioSystem(hardware: SimulatedAudioHardware())
+        session = system.makeSession(name: name)
+        let talker = speech
+        let room = ShoeboxRoom(size: Point3(4.5, 3.8, 2.7), rt60: 0.3)
+        // A phone on a table in speaker mode: loudspeaker and microphone 12 cm apart.
+        let ir = room.impulseResponse(source: Point3(2.0, 1.5, 0.8), microphone: Point3(2.12, 1.5, 0.8),
+                                      sampleRate: sampleRate, length: 0.3)
+        let devices = self.devices
+        var configuration = CallConfiguration(sipAddress: "127.0.0.1:0", userName: name, audio: .device { format in
+            // The room runs 20 ms periods, the codec's frame, so packets leave evenly; one period
+            // of playback is queued ahead of the loudspeaker.
+            let device = try SimulatedRoomDevice(.init(
+                sampleRate: format.sampleRate, periodFrames: format.sampleRate / 50, prefillPeriods: 1,
+                echoPath: EchoPathConfiguration(sampleRate: format.sampleRate, impulseResponse: ir, gain: Self.echoGain(ir)),
+                nearSpeech: talker, loopNearSpeech: false, noiseRMS: 0.0005, paced: true, recordSeconds: 620, seed: seed))
+            devices.append(device)
+            return device
+        })
+        configuration.preferredSampleRate = Double(sampleRate)
+        configuration.mediaPath = mediaPath
+        configuration.recordUplinkSeconds = 620
+        controller = try CallController(configuration: configuration, session: session)
+    }
+
+    /// The room device of the last call.
+    var device: SimulatedRoomDevice? { devices.last }
+
+    /// Scales the room so the echo of a full-level loudspeaker signal is about as loud as the
+    /// talker (signal-to-echo ratio near 0 dB: a hard case for an echo canceller).
+    private static func echoGain(_ ir: [Float]) -> Float {
+        let energy = ir.reduce(0) { $0 + $1 * $1 }
+        return energy > 0 ? 1 / energy.squareRoot() : 1
+    }
+}
+
+/// The rooms made for an endpoint's calls (the device factory runs on the controller's task).
+final class DeviceList: Sendable {
+    private let devices = Mutex<[SimulatedRoomDevice]>([])
+    func append(_ device: SimulatedRoomDevice) { devices.withLock { $0.append(device) } }
+    var last: SimulatedRoomDevice? { devices.withLock { $0.last } }
+}

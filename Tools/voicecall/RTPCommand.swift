@@ -1,0 +1,189 @@
+import ArgumentParser
+import Foundation
+import Opus
+import RTP
+import WAV
+
+/// `voicecall rtp`: a bare RTP/Opus endpoint (no signalling) for peers such as GStreamer
+/// and ffmpeg, and the tools around it.
+struct RTPCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rtp",
+        abstract: "A bare RTP endpoint: Opus payload type 96 (opus/48000/2, RFC 7587), no signalling.",
+        subcommands: [RTPEndpointCommand.self, RTPCompareCommand.self],
+        defaultSubcommand: RTPEndpointCommand.self
+    )
+}
+
+/// Sends a WAV file as Opus over RTP in real time and records what it receives.
+struct RTPEndpointCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "endpoint",
+        abstract: "Send a WAV file as Opus/RTP (paced, 20 ms) and record what arrives through the jitter buffer.",
+        discussion: """
+            RTP is received on --local and RTCP on the next port (or the same one with --rtcp-mux); RTP goes \
+            to --remote and RTCP to its next port. The first source to send two packets in sequence is locked; \
+            anything else is dropped and counted. The received audio is written as 16-bit mono WAV at the \
+            codec's internal rate (--rate, 16 kHz by default). --loss, --jitter-ms and friends put an \
+            in-process, seeded impairment relay on the outgoing RTP; --tee sends the same impaired packets \
+            to more receivers.
+            """
+    )
+
+    @Option(help: "Where to receive RTP, HOST:PORT ([::1]:PORT for IPv6).")
+    var local: String
+    @Option(help: "Where to send RTP, HOST:PORT.")
+    var remote: String
+    @Option(help: "Speech to send (WAV, any rate; resampled). Without it nothing is sent.")
+    var input: String?
+    @Option(help: "Where to write the received audio (16-bit mono WAV at --rate).")
+    var output: String?
+    @Option(help: "How long to run in seconds. Default: the input's length plus 1.5 s, or 10 s.")
+    var seconds: Double?
+    @Option(help: "Write an SDP file describing the stream sent to --remote (for ffmpeg -i FILE.sdp).")
+    var sdpOut: String?
+    @Flag(help: "Print one JSON object as the last line.")
+    var json = false
+
+    @Option(help: "The codec's internal rate in Hz (8000, 12000, 16000, 24000, 48000); RTP stays at 48 kHz.")
+    var rate = 16000
+    @Option(help: "Opus bitrate in bits per second.")
+    var bitrate = 24000
+    @Option(help: "Frame duration in ms (10, 20, 40, 60).")
+    var frameMs = 20
+    @Option(help: "Opus complexity, 0 ... 10.")
+    var complexity = 9
+    @Option(help: "The loss the encoder plans for until the first RTCP receiver report, in percent.")
+    var expectedLoss = 1
+    @Flag(help: "Discontinuous transmission: send nothing in silence.")
+    var dtx = false
+    @Flag(help: "No in-band FEC: the encoder sends none and the jitter buffer uses none (PLC only).")
+    var noFec = false
+    @Flag(help: "Jitter buffer: hold a packet more while packets are being lost, so FEC can rebuild them (+20 ms).")
+    var fecDelay = false
+    @Flag(help: "RTP and RTCP on one port (RFC 5761).")
+    var rtcpMux = false
+    @Option(help: "The RTP payload type.")
+    var payloadType: UInt8 = 96
+
+    @Option(help: "Impairment relay: random loss of outgoing RTP, in percent.")
+    var loss = 0.0
+    @Option(help: "Impairment relay: delay of outgoing RTP, in ms.")
+    var delayMs = 0.0
+    @Option(help: "Impairment relay: uniform jitter (+-) around the delay, in ms.")
+    var jitterMs = 0.0
+    @Option(help: "Impairment relay: packets held back 40 ms so later ones overtake them, in percent.")
+    var reorderPercent = 0.0
+    @Option(help: "Impairment relay: packets sent twice, in percent.")
+    var duplicatePercent = 0.0
+    @Option(help: "Impairment relay: the seed for its decisions.")
+    var seed: UInt64 = 1
+    @Option(help: "Also send the (impaired) RTP to this HOST:PORT; repeatable.")
+    var tee: [String] = []
+
+    func validate() throws {
+        guard OpusFormat.sampleRates.contains(rate) else { throw ValidationError("--rate must be 8000, 12000, 16000, 24000 or 48000") }
+        guard OpusCallConfiguration.frameDurationsMs.contains(frameMs) else { throw ValidationError("--frame-ms must be 10, 20, 40 or 60") }
+        guard (6000...510_000).contains(bitrate) else { throw ValidationError("--bitrate must be in 6000...510000") }
+        guard (0...10).contains(complexity) else { throw ValidationError("--complexity must be in 0...10") }
+        guard payloadType < 128 else { throw ValidationError("--payload-type must be below 128") }
+        guard (0...100).contains(loss), (0...100).contains(reorderPercent), (0...100).contains(duplicatePercent),
+              (0...100).contains(expectedLoss) else { throw ValidationError("percentages must be in 0...100") }
+        guard delayMs >= 0, jitterMs >= 0, delayMs < 10_000, jitterMs < 10_000 else {
+            throw ValidationError("--delay-ms and --jitter-ms must be in 0 ..< 10000")
+        }
+        if let seconds { guard seconds > 0, seconds <= 3600 else { throw ValidationError("--seconds must be in (0, 3600]") } }
+    }
+
+    func run() throws {
+        let localAddress = try SocketAddress(parsing: local)
+        let remoteAddress = try SocketAddress(parsing: remote)
+        let teeAddresses = try tee.map { try SocketAddress(parsing: $0) }
+        let speech: [Int16] = try input.map { try SpeechFiles.load($0, sampleRate: rate).map(WAVAudio.int16) } ?? []
+        let duration = seconds ?? (input == nil ? 10 : Double(speech.count) / Double(rate) + 1.5)
+
+        let opus = OpusCallConfiguration(sampleRate: rate, frameMilliseconds: frameMs, bitrate: bitrate,
+                                         inbandFEC: !noFec, initialExpectedLossPercent: noFec ? 0 : expectedLoss,
+                                         dtx: dtx, complexity: complexity)
+        do { try opus.validate() } catch { throw ValidationError("\(error)") }
+
+        // The impairment relay sits between our RTP socket and the remote (and any tee).
+        let profile = ImpairmentProfile(delayMs: delayMs, jitterMs: jitterMs, lossPercent: loss,
+                                        reorderPercent: reorderPercent, duplicatePercent: duplicatePercent)
+        var relay: ImpairmentRelay?
+        if profile != .none || !teeAddresses.isEmpty {
+            relay = try ImpairmentRelay(listen: localAddress.with(port: 0), targets: [remoteAddress] + teeAddresses,
+                                        forward: profile, seed: seed)
+        }
+        var config = RTPSessionConfiguration(localAddress: localAddress,
+                                             remoteAddress: relay?.listenAddress ?? remoteAddress,
+                                             rtcpMux: rtcpMux, payloadType: payloadType, opus: opus)
+        config.remoteRTCPAddress = rtcpMux ? remoteAddress : remoteAddress.with(port: remoteAddress.port &+ 1)
+        let session = try RTPSession(configuration: config)
+
+        if let sdpOut {
+            let sdp = OpusSDP.receiverDescription(destination: remoteAddress, payloadType: payloadType,
+                                                  configuration: opus, rtcpMux: rtcpMux)
+            try sdp.text.write(toFile: sdpOut, atomically: true, encoding: .utf8)
+        }
+
+        var sender = try session.makeSender()
+        var jitterConfig = JitterBufferConfiguration()
+        jitterConfig.useFEC = !noFec
+        jitterConfig.fecDelay = fecDelay
+        var jitter = try session.makeJitterBuffer(jitterConfig)
+
+        relay?.start()
+        session.start()
+        let recording = RTPRecording(frames: Int(duration * Double(rate)) + rate, frameSize: rate / 50)
+        let started = RTPPacer.run(seconds: duration, periodMs: 20) { tick, now in
+            // The I/O cycle: packets in, 20 ms of audio out, 20 ms of speech sent.
+            jitter.receive(from: session.ring)
+            recording.withNextFrame { jitter.pull(into: $0, now: now) }
+            let frame = opus.framesPerPacket
+            let ticksPerFrame = frameMs / 20
+            if tick % ticksPerFrame == 0 {
+                let start = tick / ticksPerFrame * frame
+                if start + frame <= speech.count {
+                    speech.withUnsafeBufferPointer { pcm in
+                        _ = sender.send(UnsafeBufferPointer(rebasing: pcm[start..<(start + frame)]), now: now)
+                    }
+                }
+            }
+        }
+        session.stop()
+        relay?.stop()
+
+        if let output {
+            try WAV.write(WAVAudio(sampleRate: rate, int16Samples: recording.samples), to: output)
+        }
+        let report = RTPEndpointReport(session: session.statistics, jitter: session.jitterMonitor.snapshot,
+                                       relay: relay?.statistics, seconds: Double(started) / 1e9, outputRate: rate,
+                                       localRTP: session.localAddress.description,
+                                       localRTCP: session.localRTCPAddress.description)
+        report.print(json: json)
+    }
+}
+
+/// The received audio, preallocated so the I/O cycle never allocates.
+final class RTPRecording {
+    private var storage: [Int16]
+    private var count = 0
+    private let frameSize: Int
+
+    init(frames: Int, frameSize: Int) {
+        storage = [Int16](repeating: 0, count: frames + frameSize)
+        self.frameSize = frameSize
+    }
+
+    /// Hands the next frame's space to `body` (or scratch space once full).
+    func withNextFrame(_ body: (UnsafeMutableBufferPointer<Int16>) -> Void) {
+        let start = min(count, storage.count - frameSize)
+        storage.withUnsafeMutableBufferPointer { all in
+            body(UnsafeMutableBufferPointer(rebasing: all[start..<(start + frameSize)]))
+        }
+        count = min(count + frameSize, storage.count - frameSize)
+    }
+
+    var samples: [Int16] { Array(storage[0..<count]) }
+}
