@@ -1,3 +1,4 @@
+import AudioAnalysis
 /// A windowed-sinc fractional-delay kernel: 32 taps, Kaiser window (beta 8), 256 phases with
 /// linear interpolation between neighbouring phases. Its error is below -80 dB up to 0.8 of
 /// Nyquist, so it adds nothing an echo canceller could mistake for nonlinearity.

@@ -1,3 +1,4 @@
+import AudioAnalysis
 /// A memoryless model of a small loudspeaker's distortion, applied to the playback signal
 /// before the room response.
 ///

@@ -1,3 +1,4 @@
+import AudioAnalysis
 /// Streaming convolution with a long impulse response, with no latency and no allocation per block.
 ///
 /// The first `blockSize` taps run as a direct-form FIR, sample by sample; the rest of the

@@ -1,3 +1,4 @@
+import AudioAnalysis
 /// A point in a room, in metres.
 ///
 /// Thread safety: a value type; safe from any thread.

@@ -1,3 +1,4 @@
+import AudioAnalysis
 /// Finds how long the loudspeaker signal takes to come back in the microphone, by generalized
 /// cross-correlation with phase transform (GCC-PHAT) of the decimated signals.
 ///

@@ -1,3 +1,4 @@
+import AudioAnalysis
 /// Watches the echo canceller from outside: how much echo it removes (ERLE, from its input and
 /// output energies while the far end plays) and whether it has diverged (its output louder
 /// than its input for a tenth of a second, which only a wrong filter does).

@@ -1,3 +1,4 @@
+import AudioAnalysis
 import SpeexDSP
 import Synchronization
 

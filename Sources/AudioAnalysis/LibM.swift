@@ -7,18 +7,18 @@ import Darwin
 #endif
 
 /// The few libm functions the module needs, so other files do not import libc.
-enum Math {
-    @inline(__always) static func cos(_ x: Double) -> Double { libmCos(x) }
-    @inline(__always) static func sin(_ x: Double) -> Double { libmSin(x) }
-    @inline(__always) static func exp(_ x: Double) -> Double { libmExp(x) }
-    @inline(__always) static func log(_ x: Double) -> Double { libmLog(x) }
-    @inline(__always) static func log10(_ x: Double) -> Double { libmLog10(x) }
-    @inline(__always) static func pow(_ x: Double, _ y: Double) -> Double { libmPow(x, y) }
-    @inline(__always) static func tan(_ x: Double) -> Double { libmTan(x) }
-    @inline(__always) static func tanh(_ x: Float) -> Float { libmTanh(x) }
+package enum Math {
+    @inline(__always) package static func cos(_ x: Double) -> Double { libmCos(x) }
+    @inline(__always) package static func sin(_ x: Double) -> Double { libmSin(x) }
+    @inline(__always) package static func exp(_ x: Double) -> Double { libmExp(x) }
+    @inline(__always) package static func log(_ x: Double) -> Double { libmLog(x) }
+    @inline(__always) package static func log10(_ x: Double) -> Double { libmLog10(x) }
+    @inline(__always) package static func pow(_ x: Double, _ y: Double) -> Double { libmPow(x, y) }
+    @inline(__always) package static func tan(_ x: Double) -> Double { libmTan(x) }
+    @inline(__always) package static func tanh(_ x: Float) -> Float { libmTanh(x) }
 
     /// The zeroth-order modified Bessel function of the first kind (for the Kaiser window).
-    static func besselI0(_ x: Double) -> Double {
+    package static func besselI0(_ x: Double) -> Double {
         var sum = 1.0, term = 1.0, k = 1.0
         let q = x * x / 4
         while term > 1e-12 * sum {

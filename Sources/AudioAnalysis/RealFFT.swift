@@ -7,12 +7,12 @@
 /// result (the textbook "two real FFTs for the price of one" step).
 ///
 /// Thread safety: not thread-safe (the scratch buffers are shared); one instance per thread.
-/// (RoomAcoustics carries the same small transform for its convolver; neither module may depend
-/// on the other, and AudioAnalysis's FFT allocates.)
+/// Shared by RoomAcoustics (its convolver) and VoiceProcessing (delay estimation) through
+/// `package` access: not public API.
 /// ``forward(_:real:imaginary:)`` and ``inverse(real:imaginary:_:)`` do not allocate.
-final class RealFFT {
+package final class RealFFT {
     /// Real samples per transform.
-    let size: Int
+    package let size: Int
     /// Complex points of the inner FFT (`size / 2`).
     private let half: Int
     /// Twiddles of the inner FFT, e^(-2 pi i k / half) for k < half / 2.
@@ -26,7 +26,7 @@ final class RealFFT {
     private let workIm: UnsafeMutablePointer<Float>
 
     /// Creates a transform of `size` real points, a power of two >= 4.
-    init(size: Int) {
+    package init(size: Int) {
         precondition(size >= 4 && size & (size - 1) == 0, "RealFFT size must be a power of two >= 4")
         self.size = size
         half = size / 2
@@ -64,10 +64,10 @@ final class RealFFT {
     }
 
     /// Bins in the half spectrum.
-    var binCount: Int { half + 1 }
+    package var binCount: Int { half + 1 }
 
     /// Forward transform of `size` samples into `binCount` bins (unscaled).
-    func forward(_ input: UnsafePointer<Float>, real: UnsafeMutablePointer<Float>, imaginary: UnsafeMutablePointer<Float>) {
+    package func forward(_ input: UnsafePointer<Float>, real: UnsafeMutablePointer<Float>, imaginary: UnsafeMutablePointer<Float>) {
         for n in 0..<half {
             let j = Int(bitReversed[n])
             workRe[j] = input[2 * n]
@@ -92,7 +92,7 @@ final class RealFFT {
     }
 
     /// Inverse transform of `binCount` bins into `size` samples, scaled by `1 / size`.
-    func inverse(real: UnsafePointer<Float>, imaginary: UnsafePointer<Float>, _ output: UnsafeMutablePointer<Float>) {
+    package func inverse(real: UnsafePointer<Float>, imaginary: UnsafePointer<Float>, _ output: UnsafeMutablePointer<Float>) {
         for k in 0..<half {
             let m = half - k
             let ar = real[k], ai = imaginary[k], br = real[m], bi = -imaginary[m]
