@@ -188,7 +188,7 @@ final class RelayWorker: @unchecked Sendable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
         defer { buffer.deallocate() }
         while !stopping.load(ordering: .acquiring) {
-            let now = Clock.monotonicNanoseconds()
+            let now = RTPClock.monotonicNanoseconds()
             deliverDue(now)
             var wait = 10
             if let first = queue.first {
@@ -224,7 +224,7 @@ final class RelayWorker: @unchecked Sendable {
                 counters.store(5, sorted[min(sorted.count - 1, sorted.count * 95 / 100)] - sorted[0])
             }
         }
-        let now = Clock.monotonicNanoseconds()
+        let now = RTPClock.monotonicNanoseconds()
         push(Pending(due: now + UInt64(delay * 1e6), order: order, bytes: bytes, toTargets: toTargets))
         order += 1
         if let duplicate = decision.duplicateDelayMs {

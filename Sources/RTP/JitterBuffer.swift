@@ -403,10 +403,10 @@ public struct JitterBuffer: ~Copyable {
         monitor?.publish(stats)
     }
 
-    /// ``pull(into:now:)`` at the monotonic clock's now (``Clock/monotonicNanoseconds()``),
+    /// ``pull(into:now:)`` at the monotonic clock's now (``RTPClock/monotonicNanoseconds()``),
     /// the clock the network thread stamps arrivals with.
     public mutating func pull(into output: UnsafeMutableBufferPointer<Int16>) {
-        pull(into: output, now: Clock.monotonicNanoseconds())
+        pull(into: output, now: RTPClock.monotonicNanoseconds())
     }
 
     private mutating func updateTarget(frameMs: Double) {

@@ -33,7 +33,7 @@ public struct NTPTimestamp: Sendable, Equatable, Hashable {
     /// The wall clock now (`CLOCK_REALTIME`).
     ///
     /// Thread safety: safe from any thread; does not allocate.
-    public static func now() -> NTPTimestamp { NTPTimestamp(unixNanoseconds: Clock.realtimeNanoseconds()) }
+    public static func now() -> NTPTimestamp { NTPTimestamp(unixNanoseconds: RTPClock.realtimeNanoseconds()) }
 }
 
 /// Round-trip time from a report block (RFC 3550 section 6.4.1).
@@ -62,7 +62,7 @@ public enum RoundTripTime {
 /// The clocks the RTP stack reads.
 ///
 /// Thread safety: stateless; safe from any thread; does not allocate (real-time safe).
-public enum Clock {
+public enum RTPClock {
     /// `CLOCK_MONOTONIC` in nanoseconds: arrival times, playout, pacing.
     public static func monotonicNanoseconds() -> UInt64 { read(CLOCK_MONOTONIC) }
 

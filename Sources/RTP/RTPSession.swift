@@ -186,7 +186,7 @@ final class NetworkLoop: @unchecked Sendable {
     private var validator: RTPSourceValidator
     private var scheduler: RTCPScheduler
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
-    private let start = Clock.monotonicNanoseconds()
+    private let start = RTPClock.monotonicNanoseconds()
     // The peer's last sender report: LSR and when it arrived.
     private var lastSenderReport: UInt32 = 0
     private var lastSenderReportArrival: UInt64 = 0
@@ -221,16 +221,16 @@ final class NetworkLoop: @unchecked Sendable {
     func run() {
         logger.debug("RTP session listening", metadata: ["rtp": "\(rtp.localAddress)", "ssrc": "\(ssrc)"])
         while !stopping.load(ordering: .acquiring) {
-            let now = Clock.monotonicNanoseconds()
+            let now = RTPClock.monotonicNanoseconds()
             let untilReport = max(0, Int((scheduler.nextDue - seconds(now)) * 1000))
             let (rtpReady, rtcpReady) = UDPSocket.waitReadable(rtp, rtcp, timeoutMs: min(20, untilReport))
             if rtpReady { drain(rtp, isRTCPSocket: false) }
             if rtcpReady, let rtcp { drain(rtcp, isRTCPSocket: true) }
             state.publish(validator)
-            let t = Clock.monotonicNanoseconds()
+            let t = RTPClock.monotonicNanoseconds()
             if seconds(t) >= scheduler.nextDue { reportTimer(now: t) }
         }
-        sendReport(now: Clock.monotonicNanoseconds(), goodbye: true)
+        sendReport(now: RTPClock.monotonicNanoseconds(), goodbye: true)
         logger.debug("RTP session stopped", metadata: ["ssrc": "\(ssrc)"])
     }
 
@@ -238,7 +238,7 @@ final class NetworkLoop: @unchecked Sendable {
     private func drain(_ socket: UDPSocket, isRTCPSocket: Bool) {
         for _ in 0..<256 {
             guard case let .datagram(length, source, truncated) = socket.receiveNow(into: buffer) else { return }
-            let arrival = Clock.monotonicNanoseconds()
+            let arrival = RTPClock.monotonicNanoseconds()
             let datagram = UnsafeRawBufferPointer(rebasing: buffer[0..<length])
             if isRTCPSocket || (configuration.rtcpMux && RTCPCompound.isRTCP(datagram)) {
                 handleRTCP(datagram, from: source, arrival: arrival, truncated: truncated)
@@ -355,7 +355,7 @@ final class NetworkLoop: @unchecked Sendable {
         if weSent {
             // The RTP timestamp of this instant: the last frame's, advanced by the time since.
             let elapsed = now &- last.time
-            let rtpNow = last.timestamp &+ Clock.rtpUnits(nanoseconds: elapsed, rate: OpusCallConfiguration.rtpClockRate)
+            let rtpNow = last.timestamp &+ RTPClock.rtpUnits(nanoseconds: elapsed, rate: OpusCallConfiguration.rtpClockRate)
             let info = RTCPSenderInfo(ntpTimestamp: NTPTimestamp.now(), rtpTimestamp: rtpNow,
                                       packetCount: UInt32(truncatingIfNeeded: state.int(.packetsSent)),
                                       octetCount: UInt32(truncatingIfNeeded: state.int(.octetsSent)))

@@ -165,7 +165,7 @@ public struct RTPSourceValidator: Sendable {
 
     private mutating func accept(_ header: RTPHeader, payload: Range<Int>, arrival: UInt64) -> Verdict {
         lastSeen = arrival
-        jitter.update(arrival: Clock.rtpUnits(nanoseconds: arrival, rate: 48000), timestamp: header.timestamp)
+        jitter.update(arrival: RTPClock.rtpUnits(nanoseconds: arrival, rate: 48000), timestamp: header.timestamp)
         let packet = RTPReceivedPacket(sequenceNumber: sequence!.extended(header.sequenceNumber),
                                        timestamp: header.timestamp, marker: header.marker, ssrc: header.ssrc,
                                        arrival: arrival, sourceGeneration: generation)

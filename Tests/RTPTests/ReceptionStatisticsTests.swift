@@ -111,8 +111,8 @@ struct ReceptionStatisticsTests {
 
     @Test("Times convert to the 48 kHz RTP clock")
     func rtpUnits() {
-        #expect(Clock.rtpUnits(nanoseconds: 1_000_000_000, rate: 48000) == 48000)
-        #expect(Clock.rtpUnits(nanoseconds: 20_000_000, rate: 48000) == 960)
-        #expect(Clock.rtpUnits(nanoseconds: 100_000 * 1_000_000_000, rate: 48000) == UInt32(truncatingIfNeeded: UInt64(4_800_000_000)))
+        #expect(RTPClock.rtpUnits(nanoseconds: 1_000_000_000, rate: 48000) == 48000)
+        #expect(RTPClock.rtpUnits(nanoseconds: 20_000_000, rate: 48000) == 960)
+        #expect(RTPClock.rtpUnits(nanoseconds: 100_000 * 1_000_000_000, rate: 48000) == UInt32(truncatingIfNeeded: UInt64(4_800_000_000)))
     }
 }

@@ -99,11 +99,11 @@ struct TransportTests {
         b.start()
         var received: [Int16] = []
         var out = [Int16](repeating: 0, count: 320)
-        let start = Clock.monotonicNanoseconds()
+        let start = RTPClock.monotonicNanoseconds()
         for k in 0..<Int(seconds * 50) {
             let deadline = start + UInt64(k) * 20_000_000
-            while Clock.monotonicNanoseconds() < deadline { usleep(1000) }
-            let now = Clock.monotonicNanoseconds()
+            while RTPClock.monotonicNanoseconds() < deadline { usleep(1000) }
+            let now = RTPClock.monotonicNanoseconds()
             speech.withUnsafeBufferPointer { _ = sender.send(UnsafeBufferPointer(rebasing: $0[(k * 320)..<((k + 1) * 320)]), now: now) }
             during?(k, b.localAddress)
             buffer.receive(from: b.ring)

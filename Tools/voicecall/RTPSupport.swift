@@ -8,14 +8,14 @@ enum RTPPacer {
     static func run(seconds: Double, periodMs: Int, _ body: (Int, UInt64) -> Void) -> UInt64 {
         let period = UInt64(periodMs) * 1_000_000
         let ticks = Int((seconds * 1000 / Double(periodMs)).rounded(.up))
-        let start = Clock.monotonicNanoseconds()
+        let start = RTPClock.monotonicNanoseconds()
         for tick in 0..<ticks {
             let deadline = start + UInt64(tick) * period
             var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
             while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
-            body(tick, Clock.monotonicNanoseconds())
+            body(tick, RTPClock.monotonicNanoseconds())
         }
-        return Clock.monotonicNanoseconds() - start
+        return RTPClock.monotonicNanoseconds() - start
     }
 }
 
