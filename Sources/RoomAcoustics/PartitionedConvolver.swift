@@ -143,22 +143,3 @@ final class PartitionedConvolver {
     }
 }
 
-/// Dot product of `count` floats (a multiple of 8), eight lanes at a time.
-@inline(__always)
-func dot(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ count: Int) -> Float {
-    var acc = SIMD8<Float>(repeating: 0)
-    var k = 0
-    let rawA = UnsafeRawPointer(a), rawB = UnsafeRawPointer(b)
-    while k + 8 <= count {
-        let va = rawA.loadUnaligned(fromByteOffset: k * 4, as: SIMD8<Float>.self)
-        let vb = rawB.loadUnaligned(fromByteOffset: k * 4, as: SIMD8<Float>.self)
-        acc += va * vb
-        k += 8
-    }
-    var sum = acc.sum()
-    while k < count {
-        sum += a[k] * b[k]
-        k += 1
-    }
-    return sum
-}
