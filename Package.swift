@@ -90,8 +90,8 @@ let package = Package(
         .testTarget(name: "RoomAcousticsTests", dependencies: ["RoomAcoustics", "TestSupport"]),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TestSupport"]),
         .testTarget(name: "VoiceProcessingTests", dependencies: ["VoiceProcessing", "RoomAcoustics", "TestSupport"]),
-        .testTarget(name: "RTPTests", dependencies: ["RTP", "Opus", "TestSupport"]),
-        .testTarget(name: "SIPTests", dependencies: ["SIP", "RTP", "TestSupport"]),
+        .testTarget(name: "RTPTests", dependencies: ["RTP", "Opus", "AudioAnalysis", "TestSupport"]),
+        .testTarget(name: "SIPTests", dependencies: ["SIP", "RTP", "AudioAnalysis", "TestSupport"]),
         .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "AudioSession", "AudioIO", "RoomAcoustics", "AudioAnalysis", "TestSupport"]),
     ]
 )

@@ -1,3 +1,4 @@
+import AudioAnalysis
 import Foundation
 import Opus
 import RTP
@@ -15,7 +16,7 @@ struct FuzzTests {
     static let iterations = Int(ProcessInfo.processInfo.environment["RTP_FUZZ_ITERATIONS"] ?? "") ?? 100_000
 
     struct Mutator {
-        var random: SplitMix
+        var random: SeededRandom
 
         mutating func int(_ n: Int) -> Int { n <= 0 ? 0 : Int(random.next() % UInt64(n)) }
 
@@ -79,7 +80,7 @@ struct FuzzTests {
             h.extensionProfile = 0xBEDE
             seeds.append(try h.packet(payload: payload, extensionData: [1, 2, 3, 4], padding: 3))
         }
-        var mutator = Mutator(random: SplitMix(seed: 0xF022))
+        var mutator = Mutator(random: SeededRandom(seed: 0xF022))
         var validator = RTPSourceValidator()
         var buffer = JitterBuffer(decoder: try OpusDecoder(sampleRate: 16000))
         let source = try SocketAddress(host: "127.0.0.1", port: 9)
@@ -125,7 +126,7 @@ struct FuzzTests {
              .goodbye(sources: [2, 3], reason: "bye")],
             [.receiverReport(ssrc: 1, reports: []), .other(packetType: 204, count: 1, bodyLength: 12)],
         ].map { try RTCPCompound.serialize($0) }
-        var mutator = Mutator(random: SplitMix(seed: 0xC0DE))
+        var mutator = Mutator(random: SeededRandom(seed: 0xC0DE))
         var parsed = 0
         let started = Date()
         for _ in 0..<Self.iterations {
@@ -150,7 +151,7 @@ struct FuzzTests {
             Array(OpusSDP.receiverDescription(destination: address, configuration: OpusCallConfiguration()).text.utf8),
             Array("v=0\no=- 1 1 IN IP6 ::1\ns=-\nc=IN IP6 ::1\nt=0 0\nm=audio 9/2 RTP/AVP 0 111\na=rtpmap:111 opus/48000/2\na=fmtp:111 useinbandfec=1;maxaveragebitrate=x\na=rtcp:9 IN IP6 ::1\na=sendonly\n".utf8),
         ]
-        var mutator = Mutator(random: SplitMix(seed: 0x5D9))
+        var mutator = Mutator(random: SeededRandom(seed: 0x5D9))
         var parsed = 0
         let started = Date()
         for _ in 0..<Self.iterations {

@@ -142,7 +142,7 @@ struct TransportTests {
     @Test("A flood from another address during a call is dropped and counted, the call goes on")
     func flood() throws {
         let attacker = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
-        var junk = SplitMix(seed: 3)
+        var junk = SeededRandom(seed: 3)
         var flooded = 0
         let (_, b, _) = try Self.call(seconds: 2) { k, target in
             guard k >= 10 else { return }
@@ -164,15 +164,3 @@ struct TransportTests {
     }
 }
 
-/// SplitMix64 for test data.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

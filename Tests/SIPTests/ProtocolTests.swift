@@ -1,3 +1,4 @@
+import AudioAnalysis
 import Foundation
 import RTP
 import SIP
@@ -431,7 +432,7 @@ struct ProtocolTests {
     @Test func aStreamOfMutatedDatagramsLeavesTheAgentWorking() async throws {
         let agent = try makeAgent(), peer = try RawPeer()
         let calls = Recorder(agent.incomingCalls)
-        var rng = SeededGenerator(seed: 42)
+        var rng = SeededRandom(seed: 42)
         let corpus = fuzzCorpus + [Array(Self.invite(to: agent, from: peer).utf8)]
         let count = 2000
         for i in 0..<count {
