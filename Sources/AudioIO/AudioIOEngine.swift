@@ -158,7 +158,7 @@ public final class AudioIOEngine: @unchecked Sendable {
         var box = initial
         var device = box.device
         var format = device.format
-        var lastRead: UInt64 = 0
+        var lastCycleEnd: UInt64 = 0
         var xrunBase = 0
         var tracker = DelayTracker(capacity: max(1, Int(1 / format.periodDuration)))
         defer {
@@ -181,15 +181,17 @@ public final class AudioIOEngine: @unchecked Sendable {
                     let captureDelay = try device.readCapture(UnsafeMutableBufferPointer(rebasing: capture[0..<format.periodFrames]))
                     let now = monotonicNanoseconds()
                     let period = UInt64(format.periodDuration * 1e9)
-                    lastGapNanoseconds.set(Int(now &- lastRead > period ? now &- lastRead &- period : 0))
+                    // The stream's gap: from the end of the old device's last period (the callback's own
+                    // time is not the device's) to the first period of the new one, beyond one period.
+                    lastGapNanoseconds.set(Int(now &- lastCycleEnd > period ? now &- lastCycleEnd &- period : 0))
                     switches.add(1)
                     try cycle(device, format, captureDelay: captureDelay, now: now, xrunBase: xrunBase, tracker: &tracker)
-                    lastRead = now
+                    lastCycleEnd = monotonicNanoseconds()
                     continue
                 }
                 let captureDelay = try device.readCapture(UnsafeMutableBufferPointer(rebasing: capture[0..<format.periodFrames]))
-                lastRead = monotonicNanoseconds()
-                try cycle(device, format, captureDelay: captureDelay, now: lastRead, xrunBase: xrunBase, tracker: &tracker)
+                try cycle(device, format, captureDelay: captureDelay, now: monotonicNanoseconds(), xrunBase: xrunBase, tracker: &tracker)
+                lastCycleEnd = monotonicNanoseconds()
             }
         } catch {
             failure = error
