@@ -150,6 +150,13 @@ struct StatusLine {
         _ = line.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
     }
 
+    /// A line above the status line (or a plain line when there is no status line).
+    func note(_ text: String) {
+        guard enabled else { return Swift.print(text) }
+        let line = Array(("\r\u{1B}[K" + text + "\n").utf8)
+        _ = line.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+    }
+
     func finish() { if enabled { Swift.print("") } }
 }
 

@@ -23,17 +23,13 @@ final class DemoEndpoint: Sendable {
         system = AudioSystem(hardware: SimulatedAudioHardware())
         session = system.makeSession(name: name)
         let talker = speech
-        let room = ShoeboxRoom(size: Point3(4.5, 3.8, 2.7), rt60: 0.3)
-        // A phone on a table in speaker mode: loudspeaker and microphone 12 cm apart.
-        let ir = room.impulseResponse(source: Point3(2.0, 1.5, 0.8), microphone: Point3(2.12, 1.5, 0.8),
-                                      sampleRate: sampleRate, length: 0.3)
         let devices = self.devices
         var configuration = CallConfiguration(sipAddress: "127.0.0.1:0", userName: name, audio: .device { format in
             // The room runs 20 ms periods, the codec's frame, so packets leave evenly; one period
             // of playback is queued ahead of the loudspeaker.
             let device = try SimulatedRoomDevice(.init(
                 sampleRate: format.sampleRate, periodFrames: format.sampleRate / 50, prefillPeriods: 1,
-                echoPath: EchoPathConfiguration(sampleRate: format.sampleRate, impulseResponse: ir, gain: Self.echoGain(ir)),
+                echoPath: SpeakerphoneRoom.echoPath(sampleRate: format.sampleRate),
                 nearSpeech: talker, loopNearSpeech: false, noiseRMS: 0.0005, paced: true, recordSeconds: 620, seed: seed))
             devices.append(device)
             return device
@@ -46,12 +42,18 @@ final class DemoEndpoint: Sendable {
 
     /// The room device of the last call.
     var device: SimulatedRoomDevice? { devices.last }
+}
 
-    /// Scales the room so the echo of a full-level loudspeaker signal is about as loud as the
-    /// talker (signal-to-echo ratio near 0 dB: a hard case for an echo canceller).
-    private static func echoGain(_ ir: [Float]) -> Float {
+/// A phone on a table in speaker mode in a furnished room: loudspeaker and microphone 12 cm apart.
+enum SpeakerphoneRoom {
+    /// The loudspeaker-to-microphone echo, scaled so the echo of a full-level loudspeaker signal is
+    /// about as loud as the talker (signal-to-echo ratio near 0 dB: a hard case for an echo canceller).
+    static func echoPath(sampleRate: Int) -> EchoPathConfiguration {
+        let room = ShoeboxRoom(size: Point3(4.5, 3.8, 2.7), rt60: 0.3)
+        let ir = room.impulseResponse(source: Point3(2.0, 1.5, 0.8), microphone: Point3(2.12, 1.5, 0.8),
+                                      sampleRate: sampleRate, length: 0.3)
         let energy = ir.reduce(0) { $0 + $1 * $1 }
-        return energy > 0 ? 1 / energy.squareRoot() : 1
+        return EchoPathConfiguration(sampleRate: sampleRate, impulseResponse: ir, gain: energy > 0 ? 1 / energy.squareRoot() : 1)
     }
 }
 

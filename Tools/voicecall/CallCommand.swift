@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+import VoiceCall
+
+/// `voicecall call sip:USER@HOST:PORT`: places one SIP call and talks until it ends.
+struct CallCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "call",
+        abstract: "Call a SIP address (Opus over RTP) on a sound card or WAV files.",
+        discussion: """
+            Sends an INVITE with an Opus offer to the target, runs the call with voice processing \
+            once it is answered, until the peer hangs up, --seconds pass, q is pressed or Ctrl-C; \
+            then the audio session deactivates. Audio: --device ALSA_PCM (default: ALSA's default), \
+            --route-map FILE, or --input/--output WAV files on a simulated phone.
+            """
+    )
+
+    @Argument(help: "Whom to call: sip:USER@HOST:PORT.") var target: String
+    @OptionGroup var phone: PhoneOptions
+
+    func run() async throws {
+        let endpoint = try PhoneEndpoint(options: phone, defaultSIP: "0.0.0.0:0")
+        await endpoint.controller.start()
+        print("calling \(target) from sip:\(phone.user)@\(endpoint.controller.sipAddress)")
+        fflush(nil)  // scripts wait for this line
+        let call: Call
+        do { call = try await endpoint.controller.dial(target) } catch {
+            await endpoint.controller.shutdown()
+            throw ValidationError("cannot call \(target): \(error)")
+        }
+        for await state in call.states where state != .outgoingRinging { break }
+        guard call.state == .active else {
+            let state = call.state
+            await endpoint.controller.shutdown()
+            throw ValidationError("the call did not connect: \(state)")
+        }
+        let report = await PhoneCall.talk(call, on: endpoint, options: phone)
+        report.print(json: phone.json)
+    }
+}

@@ -1,0 +1,119 @@
+import AudioSession
+import Foundation
+import Synchronization
+import VoiceCall
+
+/// Runs a connected call of `voicecall listen` / `voicecall call` until it ends: the route asked
+/// for, keys on a terminal, a live status line, hang-up after `--seconds`, on `q` or on Ctrl-C;
+/// then the session is inactive again and the output file is written.
+enum PhoneCall {
+    static func talk(_ call: Call, on endpoint: PhoneEndpoint, options: PhoneOptions) async -> PhoneReport {
+        let interactive = !options.json && isatty(STDOUT_FILENO) != 0
+        let status = StatusLine(enabled: interactive)
+        do { try endpoint.applyRoute() } catch { status.note("route \(options.route.rawValue): \(error)") }
+        let actions = ActionQueue()
+        let keys = interactive ? TerminalKeys { key in
+            switch key {
+            case "s": actions.push(.toggleSpeaker)
+            case "p": actions.push(.toggleProximity)
+            case "h": actions.push(.toggleHeadset)
+            case "q": actions.push(.hangUp)
+            default: break
+            }
+        } : nil
+        let signals = StopSignals { actions.push(.hangUp) }
+        if keys != nil { status.note("keys: s speaker on/off, p proximity near/far, h plug/unplug a headset, q hang up") }
+        let events = Task {
+            for await event in endpoint.controller.events {
+                switch event {
+                case let .routeChanged(reason, route):
+                    status.note("route: \(route.outputs.map(\.portType.rawValue).joined(separator: "+")) (\(reason))")
+                case let .interruption(interruption):
+                    status.note("interruption \(interruption.type)")
+                }
+            }
+        }
+
+        let connected = ContinuousClock.now
+        var hangUp = false
+        while !call.state.isEnded, !hangUp {
+            try? await Task.sleep(for: .milliseconds(200))
+            for action in actions.drain() {
+                if case .hangUp = action { hangUp = true }
+                status.note(endpoint.perform(action))
+            }
+            if let seconds = options.seconds, connected.duration(to: .now) >= .seconds(seconds) { hangUp = true }
+            status.show([("call", await call.statistics)])
+        }
+        status.finish()
+        await call.hangUp()  // nothing to do when the peer already did
+        let reason = await call.ended()
+        let duration = connected.duration(to: .now)
+        keys?.restore()
+        signals.cancel()
+        events.cancel()
+        let statistics = await call.statistics
+        await endpoint.controller.shutdown()
+        var written: String?
+        do { written = try endpoint.writeOutput() } catch { status.note("cannot write the output: \(error)") }
+        return PhoneReport(statistics: statistics, direction: call.direction.rawValue, remote: call.remoteURI,
+                           ended: "\(reason)", sessionActive: endpoint.session.isActive,
+                           seconds: Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18,
+                           output: written)
+    }
+}
+
+/// Actions from the key thread and signal handlers, taken by the call's loop.
+final class ActionQueue: Sendable {
+    private let queue = Mutex<[PhoneAction]>([])
+    func push(_ action: PhoneAction) { queue.withLock { $0.append(action) } }
+    func drain() -> [PhoneAction] { queue.withLock { q in defer { q = [] }; return q } }
+}
+
+/// What one call of `voicecall listen` / `voicecall call` did, for people and (`--json`) machines.
+struct PhoneReport: Encodable {
+    var statistics: CallStatistics
+    var direction: String
+    var remote: String
+    var ended: String
+    var sessionActive: Bool
+    var seconds: Double
+    var output: String?
+
+    enum CodingKeys: String, CodingKey { case direction, remote, ended, sessionActive = "session_active", seconds, output }
+
+    func encode(to encoder: any Encoder) throws {
+        try statistics.encode(to: encoder)  // the statistics' keys at the top level, as in the demo's endpoints
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(direction, forKey: .direction)
+        try c.encode(remote, forKey: .remote)
+        try c.encode(ended, forKey: .ended)
+        try c.encode(sessionActive, forKey: .sessionActive)
+        try c.encode(seconds, forKey: .seconds)
+        try c.encodeIfPresent(output, forKey: .output)
+    }
+
+    func print(json: Bool) {
+        func f(_ x: Double?, _ d: Int = 1) -> String { x.map { String(format: "%.\(d)f", $0) } ?? "-" }
+        let s = statistics
+        let rows = [
+            ("call", "\(direction) with \(remote), \(f(seconds)) s, \(ended)"),
+            ("packets sent / received / lost", "\(s.packetsSent) / \(s.packetsReceived) / \(s.packetsLost)"),
+            ("FEC recovered / concealed ms", "\(s.fecRecovered) / \(f(s.concealedMs, 0))"),
+            ("jitter / RTT ms", "\(f(s.jitterMs)) / \(f(s.rttMs))"),
+            ("jitter buffer delay ms", f(s.jitterBufferDelayMs)),
+            ("echo removed (ERLE) dB", f(s.erleDB)),
+            ("echo delay ms / drift ppm", "\(f(s.echoDelayMs)) / \(f(s.driftPPM))"),
+            ("route", s.route),
+            ("audio thread CPU %", f(s.cpuLoad * 100, 2)),
+            ("xruns / packets dropped", "\(s.xruns) / \(s.packetsDropped)"),
+            ("session active after the call", "\(sessionActive)"),
+        ] + (output.map { [("peer's voice written to", $0)] } ?? [])
+        for (name, value) in rows { Swift.print("  " + name.padding(toLength: 32) + value) }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            if let data = try? encoder.encode(self) { Swift.print(String(decoding: data, as: UTF8.self)) }
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import ArgumentParser
+import AudioIO
+import AudioSession
+import RoomAcoustics
+import Synchronization
+import VoiceCall
+import Opus
+import VoiceProcessing
+import WAV
+
+/// Something the person at the phone does during a call (keys on a terminal, Ctrl-C).
+enum PhoneAction: Sendable {
+    case toggleSpeaker, toggleProximity, toggleHeadset, hangUp
+}
+
+/// One softphone for `voicecall listen` and `voicecall call`: an audio system over a sound card
+/// (ALSA, the session's routes moving the running stream between PCMs) or over WAV files
+/// (a simulated phone: receiver, speaker and a headset that can be plugged in), its session,
+/// and a call controller.
+///
+/// Thread safety: safe from any thread.
+final class PhoneEndpoint: Sendable {
+    let session: AudioSession
+    let controller: CallController
+    let route: RouteChoice
+    /// With WAV files, the simulated phone's ports; nil on a sound card.
+    private let simulated: SimulatedAudioHardware?
+    /// A proximity sensor the keys drive (no IIO sensor was asked for); nil otherwise.
+    private let simulatedSensor: SimulatedProximitySensor?
+    private let devices = DeviceList()
+    private let output: String?
+    private let speakerOverride = Mutex(false)
+
+    init(options: PhoneOptions, defaultSIP: String) throws {
+        route = options.route
+        output = options.output
+        var configuration = CallConfiguration(sipAddress: options.sip ?? defaultSIP, userName: options.user)
+        configuration.preferredSampleRate = Double(options.rate)
+        configuration.codec.bitrate = options.bitrate
+        if options.noVoiceProcessing { configuration.voiceProcessing.mode = .other }
+        let hardware: any AudioHardware
+        switch options.audio {
+        case let .files(input, _):
+            let phone = SimulatedAudioHardware(devices: options.route == .headset ? [.builtIn(), .wiredHeadset()] : [.builtIn()],
+                                               proximity: .unknown)
+            (hardware, simulated, simulatedSensor) = (phone, phone, nil)
+            configuration.audio = Self.fileDevice(input: input, room: options.room, seconds: options.seconds, into: devices)
+        case .alsa, .routeMap:
+            let map: RouteMap
+            switch options.audio {
+            case let .routeMap(path): map = try RouteMap.load(path)
+            case let .alsa(pcm): map = Self.singlePCM(pcm)
+            case .files: fatalError("unreachable")
+            }
+            let sensor: any ProximitySensor
+            if let threshold = options.proximityThreshold {
+                sensor = try IIOProximitySensor(nearThreshold: threshold)
+                simulatedSensor = nil
+            } else {
+                let simulatedSensor = SimulatedProximitySensor(.unknown)
+                (sensor, self.simulatedSensor) = (simulatedSensor, simulatedSensor)
+            }
+            hardware = ALSAAudioHardware(routeMap: map, proximitySensor: sensor)
+            simulated = nil
+            configuration.audio = .hardware
+        }
+        let system = AudioSystem(hardware: hardware)
+        session = system.makeSession(name: "voicecall")
+        if options.route == .headset, !hardware.devices.contains(where: { $0.ports.contains { $0.portType == .headphones || $0.portType == .headsetMic } }) {
+            throw ValidationError("--route headset: no headset is plugged in (the route map's jacks are all off)")
+        }
+        // Raise to ear, as phone apps do: near the ear the receiver, away from it the speaker.
+        session.isProximityRoutingEnabled = options.route == .auto
+        controller = try CallController(configuration: configuration, session: session)
+    }
+
+    /// A sound card with one PCM for everything: the receiver and the speaker are the same
+    /// loudspeaker (a laptop, a USB speakerphone), so a route change is reported but moves nothing.
+    static func singlePCM(_ pcm: String) -> RouteMap {
+        RouteMap(ports: [
+            .init(device: "builtIn", port: .builtInReceiver, name: "Receiver", playback: pcm),
+            .init(device: "builtIn", port: .builtInSpeaker, name: "Speaker", playback: pcm),
+            .init(device: "builtIn", port: .builtInMic, name: "Microphone", capture: pcm),
+        ])
+    }
+
+    /// A paced device over WAV files: the input is the talker at the microphone (in an anechoic
+    /// room, or a speakerphone's room with its echo), what is played is recorded for the output.
+    private static func fileDevice(input: String?, room: PhoneOptions.FileRoom, seconds: Double?,
+                                   into devices: DeviceList) -> CallConfiguration.Audio {
+        // The output keeps the call's first hour at most (memory grows with it).
+        let recordSeconds = min((seconds ?? 3600) + 30, 3600)
+        return .device { format in
+            let speech = try input.map { try SpeechFiles.load($0, sampleRate: format.sampleRate) } ?? []
+            let echo = room == .speakerphone ? SpeakerphoneRoom.echoPath(sampleRate: format.sampleRate)
+                : EchoPathConfiguration(sampleRate: format.sampleRate, impulseResponse: [0])
+            // 20 ms periods, the codec's frame, as a sound card asked for them would give.
+            let device = try SimulatedRoomDevice(.init(
+                sampleRate: format.sampleRate, periodFrames: format.sampleRate / 50, prefillPeriods: 2, echoPath: echo,
+                nearSpeech: speech, loopNearSpeech: false, noiseRMS: room == .none ? 0 : 0.0005, paced: true,
+                recordSeconds: recordSeconds), name: "WAV files")
+            devices.append(device)
+            return device
+        }
+    }
+
+    /// Puts the connected call on the route asked for (`auto`, `receiver` and `headset` are the
+    /// session's own choice: proximity routing, or no override with the headset plugged in).
+    func applyRoute() throws {
+        guard route == .speaker else { return }
+        try session.overrideOutputAudioPort(.speaker)
+        speakerOverride.withLock { $0 = true }
+    }
+
+    /// Does what a key asks; returns a line saying what happened.
+    func perform(_ action: PhoneAction) -> String {
+        switch action {
+        case .toggleSpeaker:
+            let on = !speakerOverride.withLock { $0 }
+            do {
+                try session.overrideOutputAudioPort(on ? .speaker : .none)
+                speakerOverride.withLock { $0 = on }
+                return "speaker override \(on ? "on" : "off")"
+            } catch {
+                return "speaker override: \(error)"
+            }
+        case .toggleProximity:
+            let near = session.proximity != .near
+            if let simulated {
+                simulated.setProximity(near ? .near : .far)
+            } else if let simulatedSensor {
+                simulatedSensor.set(near ? .near : .far)
+            } else {
+                return "proximity comes from the IIO sensor"
+            }
+            return "proximity \(near ? "near (at the ear)" : "far")" + (session.isProximityRoutingEnabled ? "" : " (proximity routing is off: --route auto)")
+        case .toggleHeadset:
+            guard let simulated else { return "a headset is plugged in by hand on a sound card (its jack is watched)" }
+            if simulated.devices.contains(where: { $0.id == "wired-headset" }) {
+                simulated.disconnect(deviceID: "wired-headset")
+                return "headset unplugged"
+            }
+            simulated.connect(.wiredHeadset())
+            return "headset plugged in"
+        case .hangUp:
+            return "hanging up"
+        }
+    }
+
+    /// Writes what was played (the peer's voice) to the output file, if one was asked for.
+    func writeOutput() throws -> String? {
+        guard let output, let device = devices.last else { return nil }
+        try WAV.write(WAVAudio(sampleRate: device.format.sampleRate, samples: device.recording.played), to: output)
+        return output
+    }
+}

@@ -1,0 +1,61 @@
+import ArgumentParser
+
+/// Where a phone's audio goes: the route asked for at the start of a call.
+enum RouteChoice: String, ExpressibleByArgument, CaseIterable, Sendable {
+    /// The session's policy: the receiver, a headset when one is plugged in, and (raise to ear)
+    /// the receiver near the ear and the speaker away from it once the proximity sensor reads.
+    case auto
+    case receiver
+    case speaker
+    case headset
+}
+
+/// The options `voicecall listen` and `voicecall call` share: the SIP endpoint, the audio
+/// (an ALSA PCM, a route map, or WAV files), the route and the call's length.
+struct PhoneOptions: ParsableArguments {
+    @Option(help: "SIP address to listen on and send from (HOST:PORT; port 0: any free port). Default: 0.0.0.0:5060 to listen, 0.0.0.0:0 to call.")
+    var sip: String?
+    @Option(help: "Our SIP user name.") var user = "voicecall"
+    @Option(help: "ALSA PCM for capture and playback (default, pulse, pipewire, hw:0, plughw:1,0, ...). The default without --input/--output/--route-map.")
+    var device: String?
+    @Option(name: .customLong("route-map"), help: "A route map (JSON): which ALSA PCM and jack stand for each port (see Docs/audio-io.md).")
+    var routeMap: String?
+    @Option(help: "Instead of a microphone: this WAV file is the talker (any rate, mono or stereo).") var input: String?
+    @Option(help: "Instead of a loudspeaker: write what we played (the peer's voice) to this WAV file.") var output: String?
+    @Option(help: "With WAV files: the room the phone is in (none, or speakerphone: a table 12 cm from the mic, 0.3 s reverberation).")
+    var room: FileRoom = .none
+    @Option(help: "Route at the start of the call: \(RouteChoice.allCases.map(\.rawValue).joined(separator: "|")).") var route: RouteChoice = .auto
+    @Option(help: "Hang up after this many seconds of conversation (default: when the peer hangs up, q or Ctrl-C).") var seconds: Double?
+    @Option(help: "Device and codec sample rate (8000, 12000, 16000, 24000 or 48000).") var rate = 16000
+    @Option(name: .customLong("proximity-threshold"), help: "Read a Linux IIO proximity sensor; raw values at or above this mean near (default: a simulated sensor, key p).")
+    var proximityThreshold: Int?
+    @Option(help: "Opus bitrate we send at, bit/s (the peer's SDP maxaveragebitrate caps it).") var bitrate = 24000
+    @Flag(name: .customLong("no-voice-processing"), help: "Send the microphone as it is: no echo cancellation, noise suppression or AGC (a headset, a measurement).")
+    var noVoiceProcessing = false
+    @Flag(help: "Print one JSON object as the last line.") var json = false
+
+    enum FileRoom: String, ExpressibleByArgument, Sendable { case none, speakerphone }
+
+    /// Where the audio is: a sound card (through the session's ALSA hardware) or WAV files.
+    enum Audio: Equatable {
+        case alsa(pcm: String)
+        case routeMap(path: String)
+        case files(input: String?, output: String?)
+    }
+
+    var audio: Audio {
+        if let routeMap { return .routeMap(path: routeMap) }
+        if input != nil || output != nil { return .files(input: input, output: output) }
+        return .alsa(pcm: device ?? "default")
+    }
+
+    func validate() throws {
+        let choices = [device != nil, routeMap != nil, input != nil || output != nil].filter { $0 }.count
+        guard choices <= 1 else { throw ValidationError("give one of --device, --route-map, or --input/--output") }
+        guard [8000, 12000, 16000, 24000, 48000].contains(rate) else { throw ValidationError("--rate must be an Opus rate (8000, 12000, 16000, 24000 or 48000)") }
+        guard (6000...510_000).contains(bitrate) else { throw ValidationError("--bitrate must be in 6000...510000") }
+        if let seconds { guard seconds > 0, seconds <= 86_400 else { throw ValidationError("--seconds must be in (0, 86400]") } }
+        if room != .none, input == nil, output == nil { throw ValidationError("--room needs WAV files (--input/--output)") }
+        if proximityThreshold != nil, case .files = audio { throw ValidationError("--proximity-threshold needs a sound card (--device or --route-map)") }
+    }
+}
