@@ -240,7 +240,7 @@ public struct JitterBuffer: ~Copyable {
     /// The counters and delays so far.
     public var statistics: JitterBufferStatistics { stats }
 
-    /// The largest frame ``pull(into:now:)`` accepts: 60 ms.
+    /// The largest piece ``pull(into:now:)`` serves at once: 60 ms.
     public var maxPullFrames: Int { configuration.sampleRate * 60 / 1000 }
 
     // MARK: Input
@@ -370,16 +370,30 @@ public struct JitterBuffer: ~Copyable {
 
     // MARK: Output
 
-    /// Fills `output` with the next frame of audio (interleaved), `now` being when its
+    /// Fills `output` with the next period of audio (interleaved), `now` being when its
     /// first sample will be played, on the clock of the packets' arrival times.
     ///
-    /// - Precondition: `output.count` is a whole number of frames, at most 60 ms.
+    /// Any period length works (a sound card's 256 or 1024 frames as well as the packets'
+    /// 20 ms); periods longer than ``maxPullFrames`` are served in pieces.
+    ///
+    /// - Precondition: `output.count` is a whole number of frames.
     public mutating func pull(into output: UnsafeMutableBufferPointer<Int16>, now: UInt64) {
         let channels = configuration.channels
-        precondition(output.count % channels == 0 && output.count / channels <= maxPullFrames, "pull at most 60 ms")
+        precondition(output.count % channels == 0, "pull whole frames")
+        updateTarget(periodMs: Double(output.count / channels) * 1000 / Double(configuration.sampleRate))
+        var offset = 0
+        while offset < output.count {
+            let n = min(output.count - offset, maxPullFrames * channels)
+            pullPiece(into: UnsafeMutableBufferPointer(rebasing: output[offset..<(offset + n)]),
+                      now: now &+ UInt64(duration(samples: offset)))
+            offset += n
+        }
+    }
+
+    private mutating func pullPiece(into output: UnsafeMutableBufferPointer<Int16>, now: UInt64) {
+        let channels = configuration.channels
         let need = output.count
         let nowNs = Int64(bitPattern: now)
-        updateTarget(frameMs: Double(need / channels) * 1000 / Double(configuration.sampleRate))
 
         var adjusted = false
         while true {
@@ -409,17 +423,22 @@ public struct JitterBuffer: ~Copyable {
         pull(into: output, now: RTPClock.monotonicNanoseconds())
     }
 
-    private mutating func updateTarget(frameMs: Double) {
+    private mutating func updateTarget(periodMs: Double) {
         let q = estimator.quantile(configuration.delayQuantile)
         stats.jitterQuantileMs = q
         var target = q + configuration.marginMs
+        // A period that is not the packets' length ends, at some phases, inside a packet that
+        // must already be here: up to one period of delay more (measured at the period's first
+        // sample). Periods of the packets' length stay aligned with them, as whole packets are
+        // decoded, and need nothing more.
+        if abs(periodMs - Double(lastDuration) / 48) > 0.01 { target += periodMs }
         if configuration.fecDelay, configuration.useFEC, lossRate > 0.005 { target += Double(lastDuration) / 48 }
         target = min(configuration.maximumDelayMs, max(configuration.minimumDelayMs, target))
         stats.targetDelayMs = target
         // The level delay is only lowered to: it follows the target up at once and down
         // by at most 5 ms per second, so a target that wavers does not make the buffer
         // drop a frame now and repeat one a moment later.
-        heldTarget = max(target, heldTarget - 5 * frameMs / 1000)
+        heldTarget = max(target, heldTarget - 5 * periodMs / 1000)
     }
 
     /// Nanoseconds that `samples` interleaved samples last.

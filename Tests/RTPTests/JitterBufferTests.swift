@@ -50,8 +50,8 @@ struct EncodedSpeech {
 }
 
 /// Drives a jitter buffer in virtual time: packet k is sent at k * 20 ms, arrives
-/// `delay(k)` ms later (nil: lost), and 20 ms are pulled every 20 ms.
-func play(_ speech: EncodedSpeech, config: JitterBufferConfiguration = .init(), pulls: Int? = nil,
+/// `delay(k)` ms later (nil: lost), and `pullFrames` (16 kHz) are pulled every period (20 ms by default).
+func play(_ speech: EncodedSpeech, config: JitterBufferConfiguration = .init(), pulls: Int? = nil, pullFrames: Int = 320,
           arrivals: (Int) -> [Double]) throws -> (audio: [Int16], stats: JitterBufferStatistics) {
     var buffer = JitterBuffer(configuration: config, decoder: try OpusDecoder(sampleRate: 16000))
     var events: [(time: UInt64, index: Int)] = []
@@ -61,9 +61,10 @@ func play(_ speech: EncodedSpeech, config: JitterBufferConfiguration = .init(), 
     events.sort { $0.time < $1.time }
     var next = 0
     var audio: [Int16] = []
-    var out = [Int16](repeating: 0, count: 320)
-    for p in 0..<(pulls ?? speech.payloads.count + 20) {
-        let now = UInt64(1_000_000_000 + 5_000_000 + p * 20_000_000)
+    var out = [Int16](repeating: 0, count: pullFrames)
+    let period = pullFrames * 1_000_000 / 16
+    for p in 0..<(pulls ?? (speech.payloads.count + 20) * 320 / pullFrames) {
+        let now = UInt64(1_000_000_000 + 5_000_000 + p * period)
         while next < events.count, events[next].time <= now {
             let k = events[next].index
             let packet = RTPReceivedPacket(sequenceNumber: Int64(k), timestamp: speech.timestamps[k], arrival: events[next].time)
@@ -94,6 +95,24 @@ struct JitterBufferTests {
         let reference = try speech.reference()
         #expect(offset(of: reference, in: audio) != nil)
         #expect(stats.lost == 0 && stats.late == 0 && stats.concealedMs <= 100)
+    }
+
+    /// Sound cards run periods of their own (10 ms, 256 or 1024 frames); a period that ends
+    /// inside a packet needs that packet already, which the target delay must allow for, or
+    /// the buffer runs dry at some phases and conceals in the middle of the speech.
+    @Test("Periods of another length than the packets' on a steady network: no concealment, delay within a period of the target",
+          arguments: [160, 256, 441, 1024])
+    func otherPeriodLengths(periodFrames: Int) throws {
+        let speech = try EncodedSpeech(seconds: 8)
+        // Stop pulling when the last packet has arrived, so no concealment is due to the stream's end.
+        let pulls = speech.payloads.count * 320 / periodFrames
+        let (_, stats) = try play(speech, pulls: pulls, pullFrames: periodFrames) { _ in [1] }
+        let periodMs = Double(periodFrames) / 16
+        print("period \(periodMs) ms: concealed \(stats.concealedMs) ms, dropped \(stats.droppedMs) ms, "
+              + "mean delay \(stats.meanDelayMs) ms, target \(stats.targetDelayMs) ms")
+        #expect(stats.concealedMs == 0)
+        #expect(stats.stretchedMs == 0)
+        #expect(stats.targetDelayMs <= stats.jitterQuantileMs + periodMs + 10)
     }
 
     @Test("Reordering and duplicates are undone: same audio, duplicates counted")
