@@ -135,8 +135,12 @@ final class EngineGate: @unchecked Sendable {
     // @unchecked: `engine` is set once before the engine starts and only read afterwards.
     var engine: AudioIOEngine?
 
+    /// Holds the I/O thread until the test has posted its switch. The bound is generous: on a
+    /// loaded machine (the parallel test group on 2 cores) the test's task may wait many
+    /// seconds for a thread of the cooperative pool, and a gate that opens early lets the
+    /// unpaced engine run through all of A before the switch.
     func waitForPendingSwitch() {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(120)
         while engine?.hasPendingSwitch != true, ContinuousClock.now < deadline { usleep(200) }
     }
 }
