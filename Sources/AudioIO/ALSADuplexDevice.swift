@@ -1,4 +1,5 @@
 public import ALSA
+import Synchronization
 
 /// Where an ALSA PCM comes from: a name in the system's configuration, or
 /// configuration text of its own (for example the `file` plugin in tests).
@@ -53,12 +54,10 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
     // the xrun count other threads read is an atomic snapshot.
     private var capture: PCM
     private var playback: PCM
-    private let captureChannels: Int
-    private let playbackChannels: Int
     private let scratch: UnsafeMutableBufferPointer<Int16>
     private let silence: UnsafeMutableBufferPointer<Int16>
     private let prefillPeriods: Int
-    private let xruns = AtomicCounter()
+    private let xruns = Atomic<Int>(0)
 
     public let name: String
     public let format: IOFormat
@@ -99,8 +98,6 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
         self.playback = playback
         captureParameters = cap
         playbackParameters = play
-        captureChannels = cap.channels
-        playbackChannels = play.channels
         let periods = play.bufferFrames / play.periodFrames
         self.prefillPeriods = max(1, min(prefillPeriods ?? (periods - 1), periods))
         format = IOFormat(sampleRate: cap.sampleRate, periodFrames: cap.periodFrames, bufferFrames: play.bufferFrames)
@@ -116,7 +113,7 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
         silence.deallocate()
     }
 
-    public var xrunCount: Int { xruns.value }
+    public var xrunCount: Int { xruns.load(ordering: .relaxed) }
 
     public func start() throws(IOError) {
         do {
@@ -137,7 +134,7 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
     public func readCapture(_ buffer: UnsafeMutableBufferPointer<Int16>) throws(IOError) -> Int {
         let frames = format.periodFrames
         do {
-            if captureChannels == 1 {
+            if captureParameters.channels == 1 {
                 _ = try capture.read(into: UnsafeMutableRawBufferPointer(buffer), frames: frames)
             } else {
                 _ = try capture.read(into: UnsafeMutableRawBufferPointer(scratch), frames: frames)
@@ -146,7 +143,7 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
         } catch {
             throw IOError(error)
         }
-        xruns.set(capture.xrunCount + playback.xrunCount)
+        xruns.store(capture.xrunCount + playback.xrunCount, ordering: .relaxed)
         return (try? capture.delay()) ?? 0
     }
 
@@ -155,7 +152,7 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
     public func writePlayback(_ buffer: UnsafeBufferPointer<Int16>) throws(IOError) {
         let frames = format.periodFrames
         do {
-            if playbackChannels == 1 {
+            if playbackParameters.channels == 1 {
                 _ = try playback.write(UnsafeRawBufferPointer(buffer), frames: frames)
             } else {
                 for i in 0..<frames { scratch[2 * i] = buffer[i]; scratch[2 * i + 1] = buffer[i] }
@@ -164,7 +161,7 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
         } catch {
             throw IOError(error)
         }
-        xruns.set(capture.xrunCount + playback.xrunCount)
+        xruns.store(capture.xrunCount + playback.xrunCount, ordering: .relaxed)
     }
 
     public func stop() {

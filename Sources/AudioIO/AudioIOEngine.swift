@@ -35,13 +35,12 @@ public final class AudioIOEngine: @unchecked Sendable {
     private let running = Atomic<Bool>(false)
     private let mailbox = Atomic<UInt>(0)       // a retained DeviceBox waiting for the I/O thread, or 0
     private let retired = Atomic<UInt>(0)       // the box the I/O thread let go of, for the control thread to release
-    private let periods = AtomicCounter()
-    private let xruns = AtomicCounter()
-    private let switches = AtomicCounter()
-    private let lastGapNanoseconds = AtomicCounter()
+    private let periods = Atomic<Int>(0)
+    private let xruns = Atomic<Int>(0)
+    private let switches = Atomic<Int>(0)
+    private let lastGapNanoseconds = Atomic<Int>(0)
     private let failureFlag = Atomic<Bool>(false)
     private var failure: IOError?
-    private var currentFormat: IOFormat
 
     /// Creates an engine for `device`.
     ///
@@ -60,7 +59,6 @@ public final class AudioIOEngine: @unchecked Sendable {
         capture.initialize(repeating: 0)
         playback = .allocate(capacity: self.maxPeriodFrames)
         playback.initialize(repeating: 0)
-        currentFormat = device.format
     }
 
     deinit {
@@ -69,8 +67,8 @@ public final class AudioIOEngine: @unchecked Sendable {
         playback.deallocate()
     }
 
-    /// The format of the device in use.
-    public var format: IOFormat { currentFormat }
+    /// The format of the device in use (control thread).
+    public var format: IOFormat { device.format }
 
     /// Whether the I/O thread is running.
     public var isRunning: Bool { running.load(ordering: .acquiring) }
@@ -122,15 +120,14 @@ public final class AudioIOEngine: @unchecked Sendable {
         }
         guard isRunning else {
             device = newDevice
-            currentFormat = newDevice.format
             return 0
         }
-        let before = switches.value
+        let before = switches.load(ordering: .acquiring)
         let box = Unmanaged.passRetained(DeviceBox(newDevice))
         if let stale = takeBox(mailbox) { _ = stale }
         mailbox.store(UInt(bitPattern: box.toOpaque()), ordering: .releasing)
         let deadline = ContinuousClock.now + timeout
-        while switches.value == before {
+        while switches.load(ordering: .acquiring) == before {
             guard isRunning, ContinuousClock.now < deadline else {
                 throw .invalidState("the I/O thread did not take the new device within \(timeout)")
             }
@@ -138,8 +135,7 @@ public final class AudioIOEngine: @unchecked Sendable {
         }
         releaseRetired()
         device = newDevice
-        currentFormat = newDevice.format
-        return Double(lastGapNanoseconds.value) / 1e9
+        return Double(lastGapNanoseconds.load(ordering: .relaxed)) / 1e9
     }
 
     /// Whether a device handed to ``switchDevice(to:timeout:)`` is waiting for the I/O thread (any thread).
@@ -147,8 +143,9 @@ public final class AudioIOEngine: @unchecked Sendable {
 
     /// Counters since ``start()``.
     public var statistics: IOStatistics {
-        IOStatistics(periods: periods.value, xruns: xruns.value, deviceSwitches: switches.value,
-                     lastSwitchGapSeconds: Double(lastGapNanoseconds.value) / 1e9,
+        IOStatistics(periods: periods.load(ordering: .relaxed), xruns: xruns.load(ordering: .relaxed),
+                     deviceSwitches: switches.load(ordering: .acquiring),
+                     lastSwitchGapSeconds: Double(lastGapNanoseconds.load(ordering: .relaxed)) / 1e9,
                      failed: failureFlag.load(ordering: .acquiring))
     }
 
@@ -158,16 +155,17 @@ public final class AudioIOEngine: @unchecked Sendable {
         var box = initial
         var device = box.device
         var format = device.format
-        var lastCycleEnd: UInt64 = 0
         var xrunBase = 0
-        var tracker = DelayTracker(capacity: max(1, Int(1 / format.periodDuration)))
+        var tracker = DelayTracker(capacity: max(1, Int((1 / format.periodDuration).rounded())))
         defer {
             device.stop()
             running.store(false, ordering: .releasing)
         }
         do {
             try device.start()
+            var lastCycleEnd = monotonicNanoseconds()
             while !stopRequested.load(ordering: .acquiring) {
+                var switched = false
                 if let next = takeBox(mailbox) {
                     // Switch devices between two periods; the old box is handed back for release.
                     device.stop()
@@ -176,21 +174,20 @@ public final class AudioIOEngine: @unchecked Sendable {
                     box = next
                     device = next.device
                     format = device.format
-                    tracker.reset()
+                    tracker.reset(periodDuration: format.periodDuration)
                     try device.start()
-                    let captureDelay = try device.readCapture(UnsafeMutableBufferPointer(rebasing: capture[0..<format.periodFrames]))
-                    let now = monotonicNanoseconds()
-                    let period = UInt64(format.periodDuration * 1e9)
-                    // The stream's gap: from the end of the old device's last period (the callback's own
-                    // time is not the device's) to the first period of the new one, beyond one period.
-                    lastGapNanoseconds.set(Int(now &- lastCycleEnd > period ? now &- lastCycleEnd &- period : 0))
-                    switches.add(1)
-                    try cycle(device, format, captureDelay: captureDelay, now: now, xrunBase: xrunBase, tracker: &tracker)
-                    lastCycleEnd = monotonicNanoseconds()
-                    continue
+                    switched = true
                 }
                 let captureDelay = try device.readCapture(UnsafeMutableBufferPointer(rebasing: capture[0..<format.periodFrames]))
-                try cycle(device, format, captureDelay: captureDelay, now: monotonicNanoseconds(), xrunBase: xrunBase, tracker: &tracker)
+                let now = monotonicNanoseconds()
+                if switched {
+                    // The stream's gap: from the end of the old device's last period (the callback's own
+                    // time is not the device's) to the first period of the new one, beyond one period.
+                    let period = UInt64(format.periodDuration * 1e9)
+                    lastGapNanoseconds.store(Int(now &- lastCycleEnd > period ? now &- lastCycleEnd &- period : 0), ordering: .relaxed)
+                    switches.add(1, ordering: .releasing)
+                }
+                try cycle(device, format, captureDelay: captureDelay, now: now, xrunBase: xrunBase, tracker: &tracker)
                 lastCycleEnd = monotonicNanoseconds()
             }
         } catch {
@@ -206,16 +203,18 @@ public final class AudioIOEngine: @unchecked Sendable {
         let frames = format.periodFrames
         let out = UnsafeMutableBufferPointer(rebasing: playback[0..<frames])
         let xrunsNow = xrunBase + device.xrunCount
-        if xrunsNow != xruns.value { tracker.reset() }  // an xrun moves the round trip
-        let playbackDelay = device.playbackDelay()
+        if xrunsNow != xruns.load(ordering: .relaxed) { tracker.reset() }  // an xrun moves the round trip
+        // `snd_pcm_delay` is signed and may dip below zero around an underrun; a queue is never negative.
+        let playbackDelay = max(0, device.playbackDelay())
+        let captureDelay = max(0, captureDelay)
         let roundTrip = tracker.add(frames + playbackDelay + captureDelay)
-        let timing = IOTiming(periodIndex: periods.value, playbackDelayFrames: playbackDelay,
+        let timing = IOTiming(periodIndex: periods.load(ordering: .relaxed), playbackDelayFrames: playbackDelay,
                               captureDelayFrames: captureDelay, roundTripFrames: roundTrip,
                               hostTimeNanoseconds: now, xruns: xrunsNow)
         callback(IOCycle(capture: UnsafeMutableBufferPointer(rebasing: capture[0..<frames]), playback: out, timing: timing))
         try device.writePlayback(UnsafeBufferPointer(out))
-        xruns.set(xrunBase + device.xrunCount)
-        periods.add(1)
+        xruns.store(xrunBase + device.xrunCount, ordering: .relaxed)
+        periods.add(1, ordering: .relaxed)
     }
 
     // MARK: Mailbox plumbing
