@@ -1,11 +1,9 @@
+import AudioAnalysis
 import AudioIO
 import Opus
 import RTP
 import Synchronization
 import VoiceProcessing
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The media of one call: the I/O engine on a device, voice processing on the uplink,
 /// Opus over RTP both ways.
@@ -25,14 +23,15 @@ final class CallMedia: @unchecked Sendable {
     let voice: VoiceProcessingUnit
     let device: any DuplexDevice
     private(set) var engine: AudioIOEngine?
+    private let sampleRate: UInt64
 
     private var sender: RTPSender
     private var jitter: JitterBuffer
     private let uplink: UnsafeMutableBufferPointer<Int16>
     private var uplinkFill = 0
     private let capturesSilence: Atomic<Bool>
-    private let captureLevel = Atomic<UInt32>(0)     // Float bits, dBFS
-    private let playbackLevel = Atomic<UInt32>(0)
+    private let capturePower = Atomic<UInt32>(0)     // Float bits: mean square of the last period (full scale 1)
+    private let playbackPower = Atomic<UInt32>(0)
     private let busyNanoseconds = Atomic<UInt64>(0)  // time spent in process(_:)
     private let processedPeriods = Atomic<Int>(0)
     /// The processed uplink (after voice processing), kept for analysis when asked for.
@@ -64,7 +63,8 @@ final class CallMedia: @unchecked Sendable {
         self.device = device
         self.rtp = rtp
         self.capturesSilence = Atomic(capturesSilence)
-        uplink = .allocate(capacity: rtp.configuration.opus.sampleRate * rtp.configuration.opus.frameMilliseconds / 1000)
+        sampleRate = UInt64(rate)
+        uplink = .allocate(capacity: rtp.configuration.opus.framesPerPacket)
         uplink.initialize(repeating: 0)
         uplinkRecording = .allocate(capacity: max(1, Int(recordUplinkSeconds * Double(rate))))
         uplinkRecording.initialize(repeating: 0)
@@ -117,8 +117,8 @@ final class CallMedia: @unchecked Sendable {
 
     // MARK: Meters (any thread)
 
-    var captureLevelDBFS: Double { Double(Float(bitPattern: captureLevel.load(ordering: .relaxed))) }
-    var playbackLevelDBFS: Double { Double(Float(bitPattern: playbackLevel.load(ordering: .relaxed))) }
+    var captureLevelDBFS: Double { Self.dBFS(power: capturePower) }
+    var playbackLevelDBFS: Double { Self.dBFS(power: playbackPower) }
     /// Share of one core the I/O callback used, over the periods processed so far.
     var cpuLoad: Double {
         let periods = processedPeriods.load(ordering: .relaxed)
@@ -131,18 +131,17 @@ final class CallMedia: @unchecked Sendable {
     // MARK: The I/O thread
 
     func process(_ cycle: IOCycle) {
-        let started = Self.now()
+        let started = RTPClock.monotonicNanoseconds()
         let timing = cycle.timing
         // Downlink: what arrived, through the jitter buffer, to the loudspeaker.
         jitter.receive(from: rtp.ring)
-        let playAt = timing.hostTimeNanoseconds &+ UInt64(timing.playbackDelayFrames) * 1_000_000_000 / UInt64(device.format.sampleRate)
+        let playAt = timing.hostTimeNanoseconds &+ UInt64(timing.playbackDelayFrames) * 1_000_000_000 / sampleRate
         jitter.pull(into: cycle.playback, now: playAt)
 
         // Uplink: the microphone, cleaned against what is being played.
         if capturesSilence.load(ordering: .relaxed) { cycle.capture.update(repeating: 0) }
         voice.process(capture: cycle.capture, render: UnsafeBufferPointer(cycle.playback),
-                      timing: VoiceProcessingTiming(playbackDelayFrames: timing.roundTripFrames - timing.captureDelayFrames,
-                                                    captureDelayFrames: timing.captureDelayFrames))
+                      timing: VoiceProcessingTiming(deviceDelayFrames: timing.roundTripFrames))
         let recorded = uplinkRecorded.load(ordering: .relaxed)
         if recorded + cycle.capture.count <= uplinkRecording.count, uplinkRecording.count > 1 {
             _ = UnsafeMutableBufferPointer(rebasing: uplinkRecording[recorded..<(recorded + cycle.capture.count)])
@@ -162,22 +161,21 @@ final class CallMedia: @unchecked Sendable {
             }
         }
 
-        captureLevel.store(Self.dBFS(cycle.capture).bitPattern, ordering: .relaxed)
-        playbackLevel.store(Self.dBFS(cycle.playback).bitPattern, ordering: .relaxed)
-        busyNanoseconds.add(Self.now() &- started, ordering: .relaxed)
+        capturePower.store(Self.meanSquare(cycle.capture).bitPattern, ordering: .relaxed)
+        playbackPower.store(Self.meanSquare(cycle.playback).bitPattern, ordering: .relaxed)
+        busyNanoseconds.add(RTPClock.monotonicNanoseconds() &- started, ordering: .relaxed)
         processedPeriods.add(1, ordering: .relaxed)
     }
 
-    private static func dBFS(_ x: UnsafeMutableBufferPointer<Int16>) -> Float {
+    /// Mean square of a period, full scale 1 (the level's logarithm is taken by the reader, off this thread).
+    private static func meanSquare(_ x: UnsafeMutableBufferPointer<Int16>) -> Float {
         var sum: Float = 0
         for s in x { let v = Float(s) / 32768; sum += v * v }
-        let power = sum / Float(max(1, x.count))
-        return power > 1e-10 ? 10 * log10f(power) : -100
+        return sum / Float(max(1, x.count))
     }
 
-    private static func now() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    /// A stored mean square in dBFS, floored at -100 (silence).
+    private static func dBFS(power: borrowing Atomic<UInt32>) -> Double {
+        max(-100, Levels.decibels(power: Double(Float(bitPattern: power.load(ordering: .relaxed)))))
     }
 }

@@ -123,30 +123,21 @@ public struct VoiceProcessingConfiguration: Sendable, Equatable {
     }
 }
 
-/// What the I/O thread knows about the device timing of one period, from `snd_pcm_delay`.
-///
-/// Together they give the delay from writing a loudspeaker frame to reading its echo (before
-/// the acoustic path): `playbackDelayFrames + captureDelayFrames`.
+/// What the I/O thread knows about the device timing of one period.
 ///
 /// Thread safety: a value type; safe from any thread.
 public struct VoiceProcessingTiming: Sendable, Equatable {
-    /// Frames queued in the playback device ahead of this period's first render frame when it
-    /// was written (`snd_pcm_delay` on playback just before the write).
-    public var playbackDelayFrames: Int
-    /// Frames in the capture device when this period was read, the period itself included
-    /// (`snd_pcm_delay` on capture just before the read): the first capture frame is that old.
-    public var captureDelayFrames: Int
+    /// Frames from writing a loudspeaker frame to reading the same frame back from capture,
+    /// before the acoustic path: the period, the playback queue and the capture queue
+    /// (``AudioIO/IOTiming/roundTripFrames``, from `snd_pcm_delay` on both streams).
+    public var deviceDelayFrames: Int
 
-    public init(playbackDelayFrames: Int = 0, captureDelayFrames: Int = 0) {
-        self.playbackDelayFrames = playbackDelayFrames
-        self.captureDelayFrames = captureDelayFrames
+    public init(deviceDelayFrames: Int = 0) {
+        self.deviceDelayFrames = deviceDelayFrames
     }
 
     /// No known device delay (offline processing).
     public static let zero = VoiceProcessingTiming()
-
-    /// Frames from writing a render frame to reading its echo, acoustics aside.
-    public var deviceDelayFrames: Int { max(0, playbackDelayFrames) + max(0, captureDelayFrames) }
 }
 
 /// An invalid voice-processing configuration, or a backend that failed to start.

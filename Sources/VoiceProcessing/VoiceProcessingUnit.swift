@@ -66,6 +66,11 @@ public final class VoiceProcessingUnit {
     private var captureIndex = 0
     private var appliedAGC: Bool
     private var wasTransparent = false
+    /// The ducking gain last stored for other threads (dB), so it is converted only when it changes.
+    private var publishedGainDB = Double.nan
+    /// Latency that does not change while running, in seconds: the preprocessor's frame of
+    /// overlap and the resamplers' delay.
+    private let fixedLatency: Double
 
     /// Builds the unit and everything it will need; nothing is allocated after this.
     public init(configuration c: VoiceProcessingConfiguration, canceller custom: (any EchoCanceller)? = nil) throws(VoiceProcessingError) {
@@ -97,12 +102,7 @@ public final class VoiceProcessingUnit {
             }
         }
         do {
-            preprocessor = try SpeexPreprocessor(frameSize: frame, sampleRate: fp)
-            try preprocessor.setDenoise(c.suppressesNoise)
-            try preprocessor.setNoiseSuppress(dB: -20)
-            try preprocessor.setAGC(c.agcEnabled)
-            try preprocessor.setAGCMaxGain(dB: 20)
-            try preprocessor.setVAD(true)
+            preprocessor = try c.makePreprocessor(frameSize: frame, sampleRate: fp)
             if c.suppressesResidualEcho, let speex = canceller as? SpeexMDFEchoCanceller {
                 preprocessor.attach(speex.canceller)
             }
@@ -117,6 +117,9 @@ public final class VoiceProcessingUnit {
             }
         } catch { throw VoiceProcessingError("SpeexDSP: \(error)") }
         appliedAGC = c.agcEnabled
+        fixedLatency = Double(frame) / Double(fp)
+            + (captureDown.map { Double($0.outputLatency) / Double(fp) } ?? 0)
+            + (captureUp.map { Double($0.outputLatency) / Double(fd) } ?? 0)
 
         // Buffers: a period at either rate plus resampler slack and a frame of framing.
         let periodAtProcessing = (c.maximumFramesPerPeriod * fp + fd - 1) / fd
@@ -272,7 +275,7 @@ public final class VoiceProcessingUnit {
 
         // 3. The device delay, at the processing rate.
         if case .automatic = configuration.delay {
-            let reported = Double(timing.deviceDelayFrames) * Double(fp) / Double(fd)
+            let reported = Double(max(0, timing.deviceDelayFrames)) * Double(fp) / Double(fd)
             alignment.updateDevice(delay: reported, at: captureIndex)
             if let device = alignment.deviceDelay {
                 estimator?.setSearchStart(Int(device) - 50 * fp / 1000)
@@ -292,7 +295,6 @@ public final class VoiceProcessingUnit {
                 deviceFIFO.pushZeros(n - deviceFIFO.count)
             }
             deviceFIFO.pop(into: isBypassed ? deviceScratch : captureBase, n)
-            linearFIFO.removeAll()
         } else {
             if outFIFO.count < n {
                 linearFIFO.pushZeros(n - outFIFO.count)
@@ -333,13 +335,13 @@ public final class VoiceProcessingUnit {
         canceller.cancel(capture: UnsafeBufferPointer(start: frameIn, count: frame),
                          reference: UnsafeBufferPointer(start: frameReference, count: frame),
                          output: UnsafeMutableBufferPointer(start: frameOut, count: frame))
-        for i in 0..<frame { captureFloat[i] = Float(frameIn[i]) * (1 / 32768) }
         if monitor.update(capture: frameIn, reference: frameReference, output: frameOut) == .diverged {
             canceller.reset()
             shared.resets.add(1, ordering: .relaxed)
         }
         // Delay and drift, from the raw streams.
         if let estimator {
+            for i in 0..<frame { captureFloat[i] = Float(frameIn[i]) * (1 / 32768) }
             if let e = estimator.pushCapture(captureFloat, frame) {
                 if alignment.updateEstimate(delay: e.delay, confidence: e.confidence, at: e.time) {
                     canceller.reset()
@@ -353,7 +355,7 @@ public final class VoiceProcessingUnit {
             }
         }
 
-        linearFIFO.push(frameOut, frame)
+        if deviceFIFO == nil { linearFIFO.push(frameOut, frame) }  // the linear output exists without resampling only
         let speech = preprocessor.process(UnsafeMutableBufferPointer(start: frameOut, count: frame))
         activity.nearEnd(speech: speech, muted: isInputMuted)
         if isInputMuted { frameOut.update(repeating: 0, count: frame) }
@@ -394,7 +396,6 @@ public final class VoiceProcessingUnit {
 
     /// Stores the statistics for other threads.
     private func publish() {
-        let fp = Double(configuration.processingSampleRate)
         SharedState.store(alignment.echoDelay ?? alignment.deviceDelay, shared.estimatedDelay)
         SharedState.store(alignment.deviceDelay, shared.deviceDelay)
         SharedState.store(alignment.delay(at: captureIndex), shared.referenceDelay)
@@ -406,16 +407,13 @@ public final class VoiceProcessingUnit {
         shared.speakingWhileMuted.store(activity.isSpeakingWhileMuted, ordering: .relaxed)
         let level = ducking
         let gainDB = level.isAdvanced && !activity.isConversationActive ? 0 : level.level.gainDB
-        shared.otherAudioGain.store(Float(Math.pow(10, gainDB / 20)).bitPattern, ordering: .relaxed)
-        // Output queued beyond what the period took, plus the preprocessor's frame of overlap.
+        if gainDB != publishedGainDB {
+            publishedGainDB = gainDB
+            shared.otherAudioGain.store(Float(Math.pow(10, gainDB / 20)).bitPattern, ordering: .relaxed)
+        }
+        // Output queued beyond what the period took, plus the fixed latency of framing and resampling.
         let queued = Double(deviceFIFO?.count ?? outFIFO.count) / Double(configuration.deviceSampleRate)
-        SharedState.store(queued + Double(frame) / fp + resamplerLatency, shared.addedLatency)
-    }
-
-    private var resamplerLatency: Double {
-        guard let captureDown, let captureUp else { return 0 }
-        return Double(captureDown.outputLatency) / Double(configuration.processingSampleRate)
-            + Double(captureUp.outputLatency) / Double(configuration.deviceSampleRate)
+        SharedState.store(queued + fixedLatency, shared.addedLatency)
     }
 }
 

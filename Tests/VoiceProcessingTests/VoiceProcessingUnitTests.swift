@@ -125,7 +125,7 @@ struct VoiceProcessingUnitTests {
         let scene = try echoScene(seconds: 3, bulkDelay: 0.07)
         // The I/O layer reports 70 ms (playback 800 + capture 320 frames); the echo is 70 ms plus acoustics.
         _ = run(unit, far: VPSignals.pcm(scene.far), mic: VPSignals.pcm(scene.mic), period: 320,
-                timing: VoiceProcessingTiming(playbackDelayFrames: 800, captureDelayFrames: 320))
+                timing: VoiceProcessingTiming(deviceDelayFrames: 800 + 320))
         let stats = unit.statistics
         #expect(stats.deviceDelayMs == 70)
         let estimated = try #require(stats.estimatedDelayMs)
@@ -150,29 +150,31 @@ struct VoiceProcessingUnitTests {
         #expect(latency < 14, "added latency \(latency) ms")
     }
 
-    @Test("Processing allocates nothing once running")
-    func noAllocation() throws {
-        let unit = try Self.unit { $0.maximumFramesPerPeriod = 320 }
-        let scene = try echoScene(seconds: 4)
+    /// At 48 kHz the unit resamples both ways around the 16 kHz processing; that path must not allocate either.
+    @Test("Processing allocates nothing once running, with and without resampling", arguments: [16000, 48000])
+    func noAllocation(deviceRate: Int) throws {
+        let period = deviceRate / 50
+        let unit = try Self.unit { $0.deviceSampleRate = deviceRate; $0.maximumFramesPerPeriod = period }
+        let scene = try echoScene(seconds: 4, sampleRate: deviceRate)
         var far = VPSignals.pcm(scene.far), mic = VPSignals.pcm(scene.mic)
-        let period = 320
+        let second = deviceRate
         // Warm up (the first estimator hops, the canceller's first frames).
-        _ = run(unit, far: Array(far[..<32000]), mic: Array(mic[..<32000]), period: period)
+        _ = run(unit, far: Array(far[..<(2 * second)]), mic: Array(mic[..<(2 * second)]), period: period)
         unit.isAGCEnabled = false
         unit.isInputMuted = true
         let before = AllocationCounter.thisThread
         far.withUnsafeBufferPointer { f in
             mic.withUnsafeMutableBufferPointer { m in
-                for start in stride(from: 32000, to: 64000, by: period) {
+                for start in stride(from: 2 * second, to: 4 * second, by: period) {
                     unit.process(capture: UnsafeMutableBufferPointer(rebasing: m[start..<(start + period)]),
                                  render: UnsafeBufferPointer(rebasing: f[start..<(start + period)]),
-                                 timing: VoiceProcessingTiming(playbackDelayFrames: 320, captureDelayFrames: 160))
+                                 timing: VoiceProcessingTiming(deviceDelayFrames: period + period / 2))
                 }
             }
         }
         let after = AllocationCounter.thisThread
         #expect(AllocationCounter.isActive)
-        #expect(after - before == 0, "\(after - before) allocations in 2 s of processing")
+        #expect(after - before == 0, "\(after - before) allocations in 2 s of processing at \(deviceRate) Hz")
         _ = far.count
     }
 }

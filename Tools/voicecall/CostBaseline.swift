@@ -88,12 +88,7 @@ enum CostBaseline {
         let fp = voice.processingSampleRate, frame = Int(Double(fp) * voice.frameDuration)
         guard case let .speex(tail) = voice.echoCanceller else { throw CostError("the default canceller is not SpeexDSP") }
         let canceller = try SpeexEchoCanceller(frameSize: frame, filterLength: Int(tail * Double(fp)), sampleRate: fp)
-        var preprocessor = try SpeexPreprocessor(frameSize: frame, sampleRate: fp)
-        try preprocessor.setDenoise(voice.suppressesNoise)
-        try preprocessor.setNoiseSuppress(dB: -20)
-        try preprocessor.setAGC(voice.agcEnabled)
-        try preprocessor.setAGCMaxGain(dB: 20)
-        try preprocessor.setVAD(true)
+        var preprocessor = try voice.makePreprocessor(frameSize: frame, sampleRate: fp)
         if voice.suppressesResidualEcho { preprocessor.attach(canceller) }
         let encoder = try codec.makeEncoder(), decoder = try codec.makeDecoder()
         // A call starts at the configured expected loss and, on a network that loses nothing, moves to
