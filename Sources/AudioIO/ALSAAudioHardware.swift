@@ -22,6 +22,18 @@ public final class ALSAAudioHardware: AudioHardware, @unchecked Sendable {
         var playback: PCMSource?
         var engine: AudioIOEngine?
         var lastSwitchGapSeconds: Double?
+        /// The device last opened for an engine, while something still holds it.
+        var opened: OpenedDevice?
+    }
+
+    /// A device this hardware opened and the PCMs it has open, held weakly: while its owner
+    /// (a call's media) keeps it, negotiating a route on the same PCMs reads its granted values
+    /// instead of opening them a second time; a blocking open of an exclusive `hw:` PCM would
+    /// wait until the call ends.
+    private struct OpenedDevice {
+        let capture: PCMSource?
+        let playback: PCMSource?
+        weak var device: ALSADuplexDevice?
     }
 
     /// The map of ports to PCMs and jacks.
@@ -67,8 +79,7 @@ public final class ALSAAudioHardware: AudioHardware, @unchecked Sendable {
     }
 
     public func apply(route: AudioSessionRouteDescription) {
-        let playback = route.outputs.first.flatMap { routeMap.entry(uid: $0.uid)?.playback }.map(routeMap.source)
-        let capture = route.inputs.first.flatMap { routeMap.entry(uid: $0.uid)?.capture }.map(routeMap.source)
+        let (capture, playback) = sources(of: route)
         let (changed, engine) = state.withLock { s -> (Bool, AudioIOEngine?) in
             let changed = s.playback != playback || s.capture != capture
             s.playback = playback
@@ -88,13 +99,15 @@ public final class ALSAAudioHardware: AudioHardware, @unchecked Sendable {
 
     public func negotiate(_ preferred: PreferredHardwareValues, for route: AudioSessionRouteDescription) -> HardwareValues {
         let rate = Int(preferred.sampleRate ?? 48000)
-        let period = max(16, Int(((preferred.ioBufferDuration ?? 0.02) * Double(rate)).rounded()))
-        let request = IOFormat(sampleRate: rate, periodFrames: period, bufferFrames: period * 4)
-        let playback = route.outputs.first.flatMap { routeMap.entry(uid: $0.uid)?.playback }.map(routeMap.source)
-        let capture = route.inputs.first.flatMap { routeMap.entry(uid: $0.uid)?.capture }.map(routeMap.source)
-        // The device decides: open the route's PCMs with the preferred values and read back what it grants.
-        if let device = try? ALSADuplexDevice(capture: capture ?? .named("null"), playback: playback ?? .named("null"),
-                                              preferred: request) {
+        let request = IOFormat(sampleRate: rate, ioBufferDuration: preferred.ioBufferDuration ?? 0.02)
+        let (capture, playback) = sources(of: route)
+        // The device decides: the one already open on these PCMs, or open them with the preferred
+        // values and read back what they grant.
+        let held = state.withLock { s in
+            s.opened.flatMap { $0.capture == capture && $0.playback == playback ? $0.device : nil }
+        }
+        if let device = held ?? (try? ALSADuplexDevice(capture: capture ?? .named("null"), playback: playback ?? .named("null"),
+                                                       preferred: request)) {
             let f = device.format
             return HardwareValues(
                 sampleRate: Double(f.sampleRate), ioBufferDuration: f.periodDuration,
@@ -105,10 +118,17 @@ public final class ALSAAudioHardware: AudioHardware, @unchecked Sendable {
                 outputLatency: Double(f.bufferFrames) / Double(f.sampleRate))
         }
         logger.warning("cannot open the PCMs of route \(route) to negotiate; reporting the preferred values")
-        return HardwareValues(sampleRate: Double(rate), ioBufferDuration: Double(period) / Double(rate),
+        let f = request
+        return HardwareValues(sampleRate: Double(f.sampleRate), ioBufferDuration: f.periodDuration,
                               inputNumberOfChannels: capture == nil ? 0 : 1, outputNumberOfChannels: playback == nil ? 0 : 1,
                               maximumInputNumberOfChannels: 1, maximumOutputNumberOfChannels: 1,
-                              inputLatency: Double(period) / Double(rate), outputLatency: Double(period * 4) / Double(rate))
+                              inputLatency: f.periodDuration, outputLatency: Double(f.bufferFrames) / Double(f.sampleRate))
+    }
+
+    /// The capture and playback PCMs of a route's first input and output, as the map says.
+    private func sources(of route: AudioSessionRouteDescription) -> (capture: PCMSource?, playback: PCMSource?) {
+        (route.inputs.first.flatMap { routeMap.entry(uid: $0.uid)?.capture }.map(routeMap.source),
+         route.outputs.first.flatMap { routeMap.entry(uid: $0.uid)?.playback }.map(routeMap.source))
     }
 
     // MARK: Engine
@@ -118,7 +138,9 @@ public final class ALSAAudioHardware: AudioHardware, @unchecked Sendable {
     public func makeDevice(preferred: IOFormat) throws(IOError) -> ALSADuplexDevice {
         let (capture, playback) = state.withLock { ($0.capture, $0.playback) }
         guard capture != nil || playback != nil else { throw .invalidState("no route applied: activate a session first") }
-        return try ALSADuplexDevice(capture: capture ?? .named("null"), playback: playback ?? .named("null"), preferred: preferred)
+        let device = try ALSADuplexDevice(capture: capture ?? .named("null"), playback: playback ?? .named("null"), preferred: preferred)
+        state.withLock { $0.opened = OpenedDevice(capture: capture, playback: playback, device: device) }
+        return device
     }
 
     /// The engine that route changes move; nil to stop moving one.

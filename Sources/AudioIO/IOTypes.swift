@@ -16,6 +16,13 @@ public struct IOFormat: Sendable, Equatable, CustomStringConvertible {
         self.bufferFrames = bufferFrames
     }
 
+    /// The format a session's hardware values ask for: periods of `ioBufferDuration` (at least
+    /// 16 frames), and a playback buffer of `periods` of them.
+    public init(sampleRate: Int, ioBufferDuration: Double, periods: Int = 4) {
+        let period = max(16, Int((ioBufferDuration * Double(sampleRate)).rounded()))
+        self.init(sampleRate: sampleRate, periodFrames: period, bufferFrames: period * periods)
+    }
+
     /// Period duration in seconds.
     public var periodDuration: Double { Double(periodFrames) / Double(sampleRate) }
 

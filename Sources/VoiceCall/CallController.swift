@@ -279,11 +279,7 @@ public actor CallController {
             record.media = media
             records[id] = record
             try media.start()
-            record.io = try? session.beginIO(named: "call \(id)") { [weak self, weak media] in
-                // The session stopped our I/O (an interruption): hold the call.
-                media?.pauseAudio()
-                if let self { Task { await self.interrupted(id) } }
-            }
+            record.io = try? beginIO(id, media)
             records[id] = record
             (session.system.hardware as? ALSAAudioHardware)?.attach(media.engine)
         } catch let error as CallError {
@@ -297,8 +293,7 @@ public actor CallController {
 
     private func makeDevice() throws -> any DuplexDevice {
         let rate = Int(session.sampleRate.rounded())
-        let period = max(1, Int((session.ioBufferDuration * Double(rate)).rounded()))
-        let format = IOFormat(sampleRate: rate, periodFrames: period, bufferFrames: period * 4)
+        let format = IOFormat(sampleRate: rate, ioBufferDuration: session.ioBufferDuration)
         switch configuration.audio {
         case .hardware:
             guard let hardware = session.system.hardware as? ALSAAudioHardware else {
@@ -361,15 +356,21 @@ public actor CallController {
         }
     }
 
+    /// Tells the session the call's I/O runs; if the session stops it (an interruption), the
+    /// call is held.
+    private func beginIO(_ id: String, _ media: CallMedia) throws(AudioSessionError) -> IOActivity {
+        try session.beginIO(named: "call \(id)") { [weak self, weak media] in
+            media?.pauseAudio()
+            if let self { Task { await self.interrupted(id) } }
+        }
+    }
+
     /// Reactivates the session and restarts capture and playout of a held call.
     private func resume(_ id: String) {
         guard var record = records[id], case .held = record.call.state, let media = record.media else { return }
         do {
             try session.setActive(true)
-            record.io = try session.beginIO(named: "call \(id)") { [weak self, weak media] in
-                media?.pauseAudio()
-                if let self { Task { await self.interrupted(id) } }
-            }
+            record.io = try beginIO(id, media)
             try media.resumeAudio()
             records[id] = record
             record.call.apply(.resumed)
@@ -395,7 +396,7 @@ public actor CallController {
         s.jitterBufferDelayMs = jitter.currentDelayMs
         s.jitterBufferTargetMs = jitter.targetDelayMs
         s.erleDB = voice.erleDB
-        s.echoDelayMs = voice.estimatedDelayMs ?? voice.deviceDelayMs
+        s.echoDelayMs = voice.estimatedDelayMs  // the device delay until the estimator locks
         s.driftPPM = voice.driftPPM
         s.processingLatencyMs = voice.addedLatencyMs
         s.xruns = media.engine?.statistics.xruns ?? 0

@@ -54,4 +54,24 @@ struct RouteMapTests {
         #expect(hardware.devices.first?.inputs.map(\.portType) == [.builtInMic])
         #expect(hardware.proximity == .unknown)
     }
+
+    /// A call holds its device open; the session negotiates again after a route change. Opening
+    /// an exclusive `hw:` PCM a second time would block until the call ends, so the hardware
+    /// reads the held device. (The `null` PCM grants any rate, which tells the two apart.)
+    @Test("Negotiating a route whose PCMs a held device has open reads that device; once released, the PCMs are opened")
+    func negotiationReadsTheHeldDevice() throws {
+        let hardware = ALSAAudioHardware(routeMap: RouteMap(ports: [
+            .init(device: "builtIn", port: .builtInSpeaker, name: "Speaker", playback: "null"),
+            .init(device: "builtIn", port: .builtInMic, name: "Mic", capture: "null"),
+        ]))
+        let builtIn = try #require(hardware.devices.first)
+        let route = AudioSessionRouteDescription(inputs: builtIn.inputs, outputs: builtIn.outputs)
+        hardware.apply(route: route)
+        let preferred = PreferredHardwareValues(sampleRate: 48000, ioBufferDuration: 0.01)
+        var device: ALSADuplexDevice? = try hardware.makeDevice(preferred: IOFormat(sampleRate: 8000, ioBufferDuration: 0.02))
+        #expect(device?.format.sampleRate == 8000)
+        #expect(hardware.negotiate(preferred, for: route).sampleRate == 8000)
+        device = nil
+        #expect(hardware.negotiate(preferred, for: route).sampleRate == 48000)
+    }
 }
