@@ -21,7 +21,13 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
     private let continuation: AsyncStream<CallState>.Continuation
     private let lastStatistics = Mutex(CallStatistics())
     private let controller: CallController
-    private let endWaiters = Mutex<[CheckedContinuation<CallEndReason, Never>]>([])
+    private let waiters = Mutex<[Waiter]>([])
+
+    /// Someone waiting for the call to reach a state.
+    private struct Waiter {
+        let isReached: @Sendable (CallState) -> Bool
+        let continuation: CheckedContinuation<CallState, Never>
+    }
 
     init(id: String, direction: Direction, remoteURI: String, controller: CallController) {
         self.id = id
@@ -51,13 +57,24 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
 
     /// Waits until the call has ended and returns why (any number of waiters, independent of ``states``).
     public func ended() async -> CallEndReason {
-        await withCheckedContinuation { waiter in
-            let reason = machine.withLock { m -> CallEndReason? in
-                if case let .ended(reason) = m.state { return reason }
-                endWaiters.withLock { $0.append(waiter) }
+        guard case let .ended(reason) = await firstState(where: \.isEnded) else { preconditionFailure("not an end") }
+        return reason
+    }
+
+    /// Waits until the call stops ringing and returns the state it reached: ``CallState/active``
+    /// when answered, ``CallState/ended(_:)`` when not (any number of waiters, independent of ``states``).
+    public func connected() async -> CallState {
+        await firstState { $0 != .idle && $0 != .outgoingRinging && $0 != .incomingRinging }
+    }
+
+    private func firstState(where isReached: @escaping @Sendable (CallState) -> Bool) async -> CallState {
+        await withCheckedContinuation { continuation in
+            let now = machine.withLock { m -> CallState? in
+                if isReached(m.state) { return m.state }
+                waiters.withLock { $0.append(Waiter(isReached: isReached, continuation: continuation)) }
                 return nil
             }
-            if let reason { waiter.resume(returning: reason) }
+            if let now { continuation.resume(returning: now) }
         }
     }
 
@@ -74,10 +91,12 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
         }
         guard let next else { return false }
         continuation.yield(next)
-        if case let .ended(reason) = next {
-            continuation.finish()
-            for waiter in endWaiters.withLock({ w in defer { w.removeAll() }; return w }) { waiter.resume(returning: reason) }
+        if next.isEnded { continuation.finish() }
+        let reached = waiters.withLock { w in
+            defer { w.removeAll { $0.isReached(next) } }
+            return w.filter { $0.isReached(next) }
         }
+        for waiter in reached { waiter.continuation.resume(returning: next) }
         return true
     }
 

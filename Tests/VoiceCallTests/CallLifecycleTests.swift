@@ -40,9 +40,9 @@ final class Phone: Sendable {
             return nil
         }
         let call = try await controller.dial("sip:\(other.session.name)@\(other.controller.sipAddress)")
-        for await state in call.states where state != .outgoingRinging { break }
+        let state = await call.connected()
         let theirs = try #require(try await answered.value)
-        #expect(call.state == .active)
+        #expect(state == .active)
         return (call, theirs)
     }
 

@@ -28,9 +28,8 @@ struct CallCommand: AsyncParsableCommand {
             await endpoint.controller.shutdown()
             throw ValidationError("cannot call \(target): \(error)")
         }
-        for await state in call.states where state != .outgoingRinging { break }
-        guard call.state == .active else {
-            let state = call.state
+        let state = await call.connected()
+        guard state == .active else {
             await endpoint.controller.shutdown()
             throw ValidationError("the call did not connect: \(state)")
         }

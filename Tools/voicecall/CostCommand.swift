@@ -84,8 +84,7 @@ struct CostCommand: AsyncParsableCommand {
                 return nil
             }
             let call = try await caller.dial("sip:callee@\(callee.sipAddress)")
-            for await state in call.states where state != .outgoingRinging { break }
-            guard call.state == .active, let answered = await answering.value, answered.state == .active else {
+            guard await call.connected() == .active, let answered = await answering.value, answered.state == .active else {
                 throw CostError("call \(i) did not connect: \(call.state)")
             }
             connected.append((call, answered))

@@ -64,9 +64,9 @@ struct DemoCommand: AsyncParsableCommand {
         let target = "sip:callee@\(callee.controller.sipAddress)"
         let call = try await caller.controller.dial(target)
         let started = ContinuousClock.now
-        for await state in call.states where state != .outgoingRinging { break }
+        let state = await call.connected()
         let answered = await answering.value
-        guard call.state == CallState.active, let calleeCall = answered else {
+        guard state == .active, let calleeCall = answered else {
             throw ValidationError("the call did not connect: \(call.state)")
         }
         let status = StatusLine(enabled: !json && isatty(STDOUT_FILENO) != 0)
