@@ -239,9 +239,6 @@ struct CostReport: Codable {
         Swift.print(String(format: "packets sent %d, received %d, lost %d; FEC recovered %d; concealed %.1f s%@",
                            packetsSent, packetsReceived, packetsLost, fecRecovered, concealedMs / 1000,
                            paced ? "" : " (unpaced ends run at different speeds)"))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        if json, let data = try? encoder.encode(self), let text = String(data: data, encoding: .utf8) { Swift.print(text) }
+        if json { printJSONLine(self, snakeCase: true) }
     }
 }

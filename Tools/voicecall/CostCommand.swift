@@ -2,6 +2,7 @@ import ArgumentParser
 import AudioIO
 import AudioSession
 import Foundation
+import Opus
 import RoomAcoustics
 import Synchronization
 import VoiceCall
@@ -33,7 +34,7 @@ struct CostCommand: AsyncParsableCommand {
     func validate() throws {
         guard (1...100).contains(calls) else { throw ValidationError("--calls must be in 1...100") }
         guard seconds >= 1, seconds <= 600 else { throw ValidationError("--seconds must be in 1...600") }
-        guard [8000, 12000, 16000, 24000, 48000].contains(rate) else { throw ValidationError("--rate must be an Opus rate") }
+        try OpusOptions.check(OpusCallConfiguration(sampleRate: rate))
     }
 
     func run() async throws {
@@ -114,12 +115,12 @@ struct CostCommand: AsyncParsableCommand {
             }
         }
         for endpoint in endpoints { await endpoint.controller.shutdown() }
-        let used = CostClock.process() - before, wall = started.duration(to: .now).components
+        let used = CostClock.process() - before, wall = started.duration(to: .now)
         report.cpuSeconds = used.seconds
         report.contextSwitches = used.switches
         report.preemptions = used.preemptions
         report.hangUpCPUSeconds = used.seconds - (finished - before).seconds
-        report.wallSeconds = Double(wall.seconds) + Double(wall.attoseconds) / 1e18
+        report.wallSeconds = wall.seconds
         let rooms = endpoints.compactMap(\.room)
         report.audioSeconds = Double(rooms.map(\.periods).reduce(0, +)) / 50
         report.roomCPUSeconds = rooms.map(\.roomSeconds).reduce(0, +)

@@ -141,9 +141,7 @@ struct DemoReport: Encodable {
                     + "codec \(f(p.codecLookaheadMs)), network \(f(p.networkMs)), jitter buffer \(f(p.jitterBufferMs)), playback \(f(p.playbackBufferMs))")
         Swift.print("  recordings: \(out)/caller and \(out)/callee (played.wav, captured.wav, echo.wav)")
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            if let data = try? encoder.encode(self) { Swift.print(String(decoding: data, as: UTF8.self)) }
+            printJSONLine(self)
         }
     }
 }

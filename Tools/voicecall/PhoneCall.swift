@@ -58,7 +58,7 @@ enum PhoneCall {
         do { written = try endpoint.writeOutput() } catch { status.note("cannot write the output: \(error)") }
         return PhoneReport(statistics: statistics, direction: call.direction.rawValue, remote: call.remoteURI,
                            ended: "\(reason)", sessionActive: endpoint.session.isActive,
-                           seconds: Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18,
+                           seconds: duration.seconds,
                            output: written)
     }
 }
@@ -111,9 +111,7 @@ struct PhoneReport: Encodable {
         ] + (output.map { [("peer's voice written to", $0)] } ?? [])
         for (name, value) in rows { Swift.print("  " + name.padding(toLength: 32) + value) }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            if let data = try? encoder.encode(self) { Swift.print(String(decoding: data, as: UTF8.self)) }
+            printJSONLine(self)
         }
     }
 }

@@ -39,19 +39,7 @@ final class PhoneEndpoint: Sendable {
         configuration.codec.bitrate = options.bitrate
         if options.noVoiceProcessing { configuration.voiceProcessing.mode = .other }
         let hardware: any AudioHardware
-        switch options.audio {
-        case let .files(input, _):
-            let phone = SimulatedAudioHardware(devices: options.route == .headset ? [.builtIn(), .wiredHeadset()] : [.builtIn()],
-                                               proximity: .unknown)
-            (hardware, simulated, simulatedSensor) = (phone, phone, nil)
-            configuration.audio = Self.fileDevice(input: input, room: options.room, seconds: options.seconds, into: devices)
-        case .alsa, .routeMap:
-            let map: RouteMap
-            switch options.audio {
-            case let .routeMap(path): map = try RouteMap.load(path)
-            case let .alsa(pcm): map = Self.singlePCM(pcm)
-            case .files: fatalError("unreachable")
-            }
+        if let map = try options.soundCardPorts() {
             let sensor: any ProximitySensor
             if let threshold = options.proximityThreshold {
                 sensor = try IIOProximitySensor(nearThreshold: threshold)
@@ -63,6 +51,11 @@ final class PhoneEndpoint: Sendable {
             hardware = ALSAAudioHardware(routeMap: map, proximitySensor: sensor)
             simulated = nil
             configuration.audio = .hardware
+        } else {
+            let phone = SimulatedAudioHardware(devices: options.route == .headset ? [.builtIn(), .wiredHeadset()] : [.builtIn()],
+                                               proximity: .unknown)
+            (hardware, simulated, simulatedSensor) = (phone, phone, nil)
+            configuration.audio = Self.fileDevice(input: options.input, room: options.room, seconds: options.seconds, into: devices)
         }
         let system = AudioSystem(hardware: hardware)
         session = system.makeSession(name: "voicecall")

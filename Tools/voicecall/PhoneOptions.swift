@@ -1,4 +1,6 @@
 import ArgumentParser
+import AudioIO
+import Opus
 
 /// Where a phone's audio goes: the route asked for at the start of a call.
 enum RouteChoice: String, ExpressibleByArgument, CaseIterable, Sendable {
@@ -36,26 +38,21 @@ struct PhoneOptions: ParsableArguments {
 
     enum FileRoom: String, ExpressibleByArgument, Sendable { case none, speakerphone }
 
-    /// Where the audio is: a sound card (through the session's ALSA hardware) or WAV files.
-    enum Audio: Equatable {
-        case alsa(pcm: String)
-        case routeMap(path: String)
-        case files(input: String?, output: String?)
-    }
+    /// WAV files on a simulated phone instead of a sound card.
+    var usesFiles: Bool { input != nil || output != nil }
 
-    var audio: Audio {
-        if let routeMap { return .routeMap(path: routeMap) }
-        if input != nil || output != nil { return .files(input: input, output: output) }
-        return .alsa(pcm: device ?? "default")
+    /// The sound card's ports: the route map given, or one PCM for them all; nil with WAV files.
+    func soundCardPorts() throws -> RouteMap? {
+        if let routeMap { return try RouteMap.load(routeMap) }
+        return usesFiles ? nil : PhoneEndpoint.singlePCM(device ?? "default")
     }
 
     func validate() throws {
         let choices = [device != nil, routeMap != nil, input != nil || output != nil].filter { $0 }.count
         guard choices <= 1 else { throw ValidationError("give one of --device, --route-map, or --input/--output") }
-        guard [8000, 12000, 16000, 24000, 48000].contains(rate) else { throw ValidationError("--rate must be an Opus rate (8000, 12000, 16000, 24000 or 48000)") }
-        guard (6000...510_000).contains(bitrate) else { throw ValidationError("--bitrate must be in 6000...510000") }
+        try OpusOptions.check(OpusCallConfiguration(sampleRate: rate, bitrate: bitrate))
         if let seconds { guard seconds > 0, seconds <= 86_400 else { throw ValidationError("--seconds must be in (0, 86400]") } }
         if room != .none, input == nil, output == nil { throw ValidationError("--room needs WAV files (--input/--output)") }
-        if proximityThreshold != nil, case .files = audio { throw ValidationError("--proximity-threshold needs a sound card (--device or --route-map)") }
+        if proximityThreshold != nil, usesFiles { throw ValidationError("--proximity-threshold needs a sound card (--device or --route-map)") }
     }
 }

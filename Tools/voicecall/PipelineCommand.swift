@@ -49,7 +49,7 @@ struct PipelineCommand: ParsableCommand {
         guard rt60 > 0, rt60 <= 2 else { throw ValidationError("--rt60 must be in (0, 2] seconds") }
         guard delayMs >= 0, delayMs < Double(tailMs) else { throw ValidationError("--delay-ms must be in [0, --tail-ms)") }
         guard (20...1000).contains(tailMs) else { throw ValidationError("--tail-ms must be in 20...1000") }
-        guard (6000...510_000).contains(bitrate) else { throw ValidationError("--bitrate must be in 6000...510000") }
+        try OpusOptions.check(OpusCallConfiguration(bitrate: bitrate))
     }
 
     func run() throws {

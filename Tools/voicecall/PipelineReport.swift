@@ -34,7 +34,7 @@ struct Report: Codable {
         }
         let seconds = Double(near.count) / Double(rate)
         let alignment = Alignment.find(reference: near, test: received, maxLag: rate / 10)
-        let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        let wall = elapsed.seconds
         return Report(seconds: seconds,
                       erleDB: echoOnly.isEmpty ? .nan : Levels.erle(echo: echoOnly, residual: residual),
                       uplinkCorrelation: alignment.correlation,
@@ -55,8 +55,6 @@ struct Report: Codable {
               xruns                                \(xruns)
             WAV files in \(out)/: near, far, mic, uplink (after echo cancellation), received (after Opus)
             """)
-        if json, let data = try? JSONEncoder().encode(self) {
-            Swift.print(String(decoding: data, as: UTF8.self))
-        }
+        if json { printJSONLine(self) }
     }
 }

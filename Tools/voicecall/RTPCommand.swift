@@ -81,14 +81,19 @@ struct RTPEndpointCommand: ParsableCommand {
     @Option(help: "Also send the (impaired) RTP to this HOST:PORT; repeatable.")
     var tee: [String] = []
 
+    /// The codec the options describe (checked by ``OpusCallConfiguration/validate()``).
+    var opus: OpusCallConfiguration {
+        OpusCallConfiguration(sampleRate: rate, frameMilliseconds: frameMs, bitrate: bitrate,
+                              inbandFEC: !noFec, initialExpectedLossPercent: noFec ? 0 : expectedLoss,
+                              dtx: dtx, complexity: complexity)
+    }
+
     func validate() throws {
-        guard OpusFormat.sampleRates.contains(rate) else { throw ValidationError("--rate must be 8000, 12000, 16000, 24000 or 48000") }
-        guard OpusCallConfiguration.frameDurationsMs.contains(frameMs) else { throw ValidationError("--frame-ms must be 10, 20, 40 or 60") }
-        guard (6000...510_000).contains(bitrate) else { throw ValidationError("--bitrate must be in 6000...510000") }
-        guard (0...10).contains(complexity) else { throw ValidationError("--complexity must be in 0...10") }
+        try OpusOptions.check(opus)
         guard payloadType < 128 else { throw ValidationError("--payload-type must be below 128") }
-        guard (0...100).contains(loss), (0...100).contains(reorderPercent), (0...100).contains(duplicatePercent),
-              (0...100).contains(expectedLoss) else { throw ValidationError("percentages must be in 0...100") }
+        guard (0...100).contains(loss), (0...100).contains(reorderPercent), (0...100).contains(duplicatePercent) else {
+            throw ValidationError("percentages must be in 0...100")
+        }
         guard delayMs >= 0, jitterMs >= 0, delayMs < 10_000, jitterMs < 10_000 else {
             throw ValidationError("--delay-ms and --jitter-ms must be in 0 ..< 10000")
         }
@@ -102,10 +107,7 @@ struct RTPEndpointCommand: ParsableCommand {
         let speech: [Int16] = try input.map { try SpeechFiles.load($0, sampleRate: rate).map(WAVAudio.int16) } ?? []
         let duration = seconds ?? (input == nil ? 10 : Double(speech.count) / Double(rate) + 1.5)
 
-        let opus = OpusCallConfiguration(sampleRate: rate, frameMilliseconds: frameMs, bitrate: bitrate,
-                                         inbandFEC: !noFec, initialExpectedLossPercent: noFec ? 0 : expectedLoss,
-                                         dtx: dtx, complexity: complexity)
-        do { try opus.validate() } catch { throw ValidationError("\(error)") }
+        let opus = self.opus
 
         // The impairment relay sits between our RTP socket and the remote (and any tee).
         let profile = ImpairmentProfile(delayMs: delayMs, jitterMs: jitterMs, lossPercent: loss,

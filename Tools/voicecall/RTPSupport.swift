@@ -106,9 +106,7 @@ struct RTPEndpointReport: Encodable {
                         + "jitter p95 \(f(relay.jitterP95Ms)) ms")
         }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            if let data = try? encoder.encode(self) { Swift.print(String(decoding: data, as: UTF8.self)) }
+            printJSONLine(self)
         }
     }
 }
