@@ -83,6 +83,15 @@ public struct SpeexResampler: ~Copyable {
         return Array(output[(start * channels)..<(end * channels)])
     }
 
+    /// A whole mono signal at `outputRate`: resampled (``resampleAll(_:)``) when the rates
+    /// differ, `input` itself when they are equal (allocates; for tools and tests).
+    ///
+    /// Thread safety: safe from any thread (a resampler of its own).
+    public static func resample(_ input: [Float], from inputRate: Int, to outputRate: Int, quality: Int = 5) throws(SpeexError) -> [Float] {
+        guard inputRate != outputRate else { return input }
+        return try SpeexResampler(inputRate: inputRate, outputRate: outputRate, quality: quality).resampleAll(input)
+    }
+
     /// Changes the input and output rates (the ratio becomes their quotient).
     /// The corresponding C function is `speex_resampler_set_rate`.
     public func setRate(inputRate: Int, outputRate: Int) throws(SpeexError) {

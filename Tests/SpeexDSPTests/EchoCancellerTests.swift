@@ -99,6 +99,15 @@ struct ResamplerTests {
         #expect(abs(Levels.dBFS(out[1000..<15000]) - Levels.dBFS(tone[3000..<45000])) < 0.5)
     }
 
+    @Test("Resampling a whole signal: unchanged at the same rate, the whole tone at another")
+    func resamplesWholeSignals() throws {
+        let tone = Tone.sine(frequency: 1000, sampleRate: 48000, seconds: 1)
+        #expect(try SpeexResampler.resample(tone, from: 48000, to: 48000) == tone)
+        let out = try SpeexResampler.resample(tone, from: 48000, to: 16000)
+        #expect(abs(out.count - 16000) <= 1)
+        #expect(abs(Tone.dominantFrequency(out, sampleRate: 16000) - 1000) < 2)
+    }
+
     @Test("A fractional ratio is kept and can change while running")
     func fractionalRatio() throws {
         // 16 kHz corrected by +50 ppm: 16000.8 / 16000.

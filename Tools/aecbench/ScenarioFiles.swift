@@ -111,9 +111,6 @@ enum ScenarioFiles {
     /// A mono signal at `rate`, resampled with SpeexDSP if the file has another rate.
     static func load(_ path: String, rate: Int) throws -> [Float] {
         let audio = try WAV.read(path)
-        let samples = audio.mono
-        guard audio.sampleRate != rate else { return samples }
-        let resampler = try SpeexResampler(inputRate: audio.sampleRate, outputRate: rate, quality: 8)
-        return resampler.resampleAll(samples)
+        return try SpeexResampler.resample(audio.mono, from: audio.sampleRate, to: rate, quality: 8)
     }
 }

@@ -54,7 +54,7 @@ enum CostBaseline {
         }
 
         private static func resampled(_ x: [Float], from rate: Int, to processing: Int, count: Int) throws -> [Int16] {
-            let y = rate == processing ? x : try SpeexResampler(inputRate: rate, outputRate: processing, quality: 3).resampleAll(x)
+            let y = try SpeexResampler.resample(x, from: rate, to: processing, quality: 3)
             return (0..<count).map { $0 < y.count ? WAVAudio.int16(y[$0]) : 0 }
         }
     }
@@ -103,10 +103,12 @@ enum CostBaseline {
         try s.microphone.withUnsafeBufferPointer { microphone in
             try s.microphone16.withUnsafeBufferPointer { microphone16 in
                 try s.render16.withUnsafeBufferPointer { render16 in
-                    var deadline = timespec()
-                    clock_gettime(CLOCK_MONOTONIC, &deadline)
+                    var deadline = RTPClock.monotonicNanoseconds()
                     for n in frames {
-                        if paced { sleepPeriod(until: &deadline, nanoseconds: codec.frameMilliseconds * 1_000_000) }
+                        if paced {
+                            deadline += UInt64(codec.frameMilliseconds) * 1_000_000
+                            Pacer.sleep(until: deadline)
+                        }
                         let i = n % s.frames
                         _ = try s.packets[i].withUnsafeBytes { try decoder.decode($0, into: played) }
                         for sub in stride(from: 0, to: period16, by: frame) {
@@ -126,14 +128,6 @@ enum CostBaseline {
             }
         }
     }
-}
-
-/// Advances `deadline` by `nanoseconds` and sleeps until then.
-private func sleepPeriod(until deadline: inout timespec, nanoseconds: Int) {
-    deadline.tv_nsec += nanoseconds
-    deadline.tv_sec += deadline.tv_nsec / 1_000_000_000
-    deadline.tv_nsec %= 1_000_000_000
-    while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {}
 }
 
 /// Errors from the bare threads, collected for the control thread.

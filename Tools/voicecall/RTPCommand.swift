@@ -138,7 +138,7 @@ struct RTPEndpointCommand: ParsableCommand {
         relay?.start()
         session.start()
         let recording = RTPRecording(frames: Int(duration * Double(rate)) + rate, frameSize: rate / 50)
-        let started = RTPPacer.run(seconds: duration, periodMs: 20) { tick, now in
+        let started = Pacer.run(seconds: duration, periodMs: 20) { tick, now in
             // The I/O cycle: packets in, 20 ms of audio out, 20 ms of speech sent.
             jitter.receive(from: session.ring)
             recording.withNextFrame { jitter.pull(into: $0, now: now) }

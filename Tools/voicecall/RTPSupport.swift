@@ -2,17 +2,21 @@ import Foundation
 import Glibc
 import RTP
 
-/// Runs a periodic cycle on the monotonic clock with absolute deadlines (no drift).
-enum RTPPacer {
+/// Periodic work on the monotonic clock with absolute deadlines (no drift), as a sound card paces.
+enum Pacer {
+    /// Sleeps until `deadline` (monotonic nanoseconds, ``RTP/RTPClock/monotonicNanoseconds()``).
+    static func sleep(until deadline: UInt64) {
+        var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+    }
+
     /// Calls `body(tick, now)` every `periodMs` for `seconds`; returns the nanoseconds it took.
     static func run(seconds: Double, periodMs: Int, _ body: (Int, UInt64) -> Void) -> UInt64 {
         let period = UInt64(periodMs) * 1_000_000
         let ticks = Int((seconds * 1000 / Double(periodMs)).rounded(.up))
         let start = RTPClock.monotonicNanoseconds()
         for tick in 0..<ticks {
-            let deadline = start + UInt64(tick) * period
-            var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-            while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+            sleep(until: start + UInt64(tick) * period)
             body(tick, RTPClock.monotonicNanoseconds())
         }
         return RTPClock.monotonicNanoseconds() - start

@@ -17,8 +17,6 @@ enum SpeechFiles {
         } catch {
             throw ValidationError("\(error)\n(run from the repository root, or pass the speech files explicitly)")
         }
-        guard audio.sampleRate != sampleRate else { return audio.mono }
-        let resampler = try SpeexResampler(inputRate: audio.sampleRate, outputRate: sampleRate, quality: 8)
-        return resampler.resampleAll(audio.mono)
+        return try SpeexResampler.resample(audio.mono, from: audio.sampleRate, to: sampleRate, quality: 8)
     }
 }
