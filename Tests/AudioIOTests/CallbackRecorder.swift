@@ -58,6 +58,21 @@ final class CallbackRecorder: @unchecked Sendable {
         if periods > warmUpPeriods { allocationsAfterWarmUp = AllocationCounter.thisThread &- allocationBaseline }
     }
 
+    /// Waits until `count` periods have reached the callback, the engine has stopped, or `timeout` has passed.
+    func wait(forPeriods count: Int, of engine: AudioIOEngine, timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while periods < count, engine.isRunning, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    /// Starts `engine`, waits for `count` periods, and stops it.
+    func run(_ engine: AudioIOEngine, periods count: Int) async throws {
+        try engine.start()
+        try await wait(forPeriods: count, of: engine)
+        engine.stop()
+    }
+
     var capturedArray: [Int16] { Array(captured[0..<frames]) }
     var playedArray: [Int16] { Array(played[0..<frames]) }
 }

@@ -26,16 +26,6 @@ struct FileDuplexTests {
             preferred: IOFormat(sampleRate: rate, periodFrames: period, bufferFrames: period * 4))
     }
 
-    /// Runs the engine until the recorder has seen `periods` periods.
-    static func run(_ engine: AudioIOEngine, _ recorder: CallbackRecorder, periods: Int) async throws {
-        try engine.start()
-        let deadline = ContinuousClock.now + .seconds(30)
-        while recorder.periods < periods, engine.isRunning, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(1))
-        }
-        engine.stop()
-    }
-
     @Test("10 s of capture reach the callback and its output reaches the playback file, byte-exact, faster than real time, without allocating")
     func byteExactDuplex() async throws {
         let dir = TemporaryDirectory()
@@ -52,7 +42,7 @@ struct FileDuplexTests {
         // share of the CPU the parallel test runner leaves it.
         let engine = AudioIOEngine(device: device) { recorder.process($0) }
         let periods = input.count / Self.period
-        try await Self.run(engine, recorder, periods: periods)
+        try await recorder.run(engine, periods: periods)
         // The engine's own clock: when the first and the last of the 500 periods were read. (Wall
         // time seen by this test task would include how long the test runner took to wake it.)
         let elapsed = Double(recorder.timings[periods - 1].hostTimeNanoseconds - recorder.timings[0].hostTimeNanoseconds) / 1e9
@@ -93,10 +83,10 @@ struct FileDuplexTests {
         let engine = AudioIOEngine(device: try Self.device(dir, "A"), realtimePriority: nil) { recorder.process($0) }
         gate.engine = engine
         try engine.start()
-        while recorder.periods < 20 { try await Task.sleep(for: .milliseconds(1)) }
+        try await recorder.wait(forPeriods: 20, of: engine)
         let gap = try engine.switchDevice(to: try Self.device(dir, "B"))
         let switchedAfter = recorder.periods
-        while recorder.periods < switchedAfter + 50, engine.isRunning { try await Task.sleep(for: .milliseconds(1)) }
+        try await recorder.wait(forPeriods: switchedAfter + 50, of: engine)
         engine.stop()
 
         #expect(engine.lastError == nil)

@@ -48,10 +48,7 @@ struct RealTimeLoopbackTests {
         let engine = AudioIOEngine(device: device) { recorder.process($0) }
         let periods = 500
         try engine.start()
-        let deadline = ContinuousClock.now + .seconds(20)
-        while recorder.periods < periods + 1, engine.isRunning, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        try await recorder.wait(forPeriods: periods + 1, of: engine, timeout: .seconds(20))
         engine.stop()
         #expect(engine.lastError == nil)
         #expect(engine.statistics.xruns == 0)
@@ -126,10 +123,10 @@ struct RealTimeLoopbackTests {
         let engine = AudioIOEngine(device: try hardware.makeDevice(preferred: format)) { recorder.process($0) }
         hardware.attach(engine)
         try engine.start()
-        while recorder.periods < 150 { try await Task.sleep(for: .milliseconds(5)) }  // 3 s on the receiver
+        try await recorder.wait(forPeriods: 150, of: engine)  // 3 s on the receiver
         try session.overrideOutputAudioPort(.speaker)
         let switchedAt = recorder.periods
-        while recorder.periods < switchedAt + 125 { try await Task.sleep(for: .milliseconds(5)) }  // 2.5 s on the speaker
+        try await recorder.wait(forPeriods: switchedAt + 125, of: engine)  // 2.5 s on the speaker
         engine.stop()
         hardware.attach(nil)
         try session.setActive(false, options: .notifyOthersOnDeactivation)

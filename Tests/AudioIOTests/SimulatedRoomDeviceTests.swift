@@ -18,15 +18,6 @@ struct SimulatedRoomDeviceTests {
                                              nearSpeech: near, noiseRMS: 0, paced: paced, recordSeconds: seconds))
     }
 
-    static func run(_ engine: AudioIOEngine, _ recorder: CallbackRecorder, periods: Int) async throws {
-        try engine.start()
-        let deadline = ContinuousClock.now + .seconds(30)
-        while recorder.periods < periods, engine.isRunning, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(2))
-        }
-        engine.stop()
-    }
-
     @Test("A click comes back after the reported round trip plus the room's own delay, without allocation")
     func echoArrivesAfterReportedRoundTrip() async throws {
         let device = try Self.singleTapRoom(tap: 40)
@@ -35,7 +26,7 @@ struct SimulatedRoomDeviceTests {
             for i in 0..<playback.count { playback[i] = (frame + i) % Self.rate == 1000 ? 20000 : 0 }
         }
         let engine = AudioIOEngine(device: device, realtimePriority: nil) { recorder.process($0) }
-        try await Self.run(engine, recorder, periods: 500)  // 10 s
+        try await recorder.run(engine, periods: 500)  // 10 s
         let captured = recorder.capturedArray
         let onsets = (0..<captured.count).filter { captured[$0] > 5000 }
         #expect(onsets.count >= 9)
@@ -58,7 +49,7 @@ struct SimulatedRoomDeviceTests {
             playback.update(repeating: 0)
         }
         let engine = AudioIOEngine(device: device, realtimePriority: nil) { recorder.process($0) }
-        try await Self.run(engine, recorder, periods: 101)
+        try await recorder.run(engine, periods: 101)
         let t = recorder.timings
         let wall = Double(t[100].hostTimeNanoseconds - t[0].hostTimeNanoseconds) / 1e9
         #expect(abs(wall - 2) <= 0.04, "100 periods of 20 ms took \(wall) s")
@@ -72,7 +63,7 @@ struct SimulatedRoomDeviceTests {
             playback.update(repeating: 0)
         }
         let engine = AudioIOEngine(device: device, realtimePriority: nil) { recorder.process($0) }
-        try await Self.run(engine, recorder, periods: 40)
+        try await recorder.run(engine, periods: 40)
         let got = recorder.capturedArray.prefix(Self.rate).map { Float($0) / 32768 }
         #expect(Alignment.correlation(speech, got, lag: 0) > 0.9999)
     }
