@@ -316,7 +316,7 @@ public struct JitterBuffer: ~Copyable {
         (entries + index + 1).update(from: entries + index, count: entryCount - index)
         entries[index] = Entry(timestamp: timestamp, sequence: packet.sequenceNumber, duration: info.duration,
                                frameDuration: info.frameDuration, length: payload.count, slot: slot,
-                               hasFEC: OpusPayload.hasFEC(payload))
+                               hasFEC: OpusPayload.hasFEC(payload, info: info))
         entryCount += 1
         stats.packetsInserted += 1
     }

@@ -137,7 +137,14 @@ public enum OpusPayload {
     /// RFC 6716 section 4.1: the voice-activity flags, then the LBRR flag (section 4.2.3).
     /// CELT-only packets never carry FEC.
     public static func hasFEC(_ payload: UnsafeRawBufferPointer) -> Bool {
-        guard let info = parse(payload), info.mode != .celt, !info.firstFrame.isEmpty else { return false }
+        guard let info = parse(payload) else { return false }
+        return hasFEC(payload, info: info)
+    }
+
+    /// ``hasFEC(_:)`` for a payload already parsed: `info` must be what ``parse(_:)`` returned
+    /// for `payload`. The jitter buffer parses each packet once on the I/O thread and reuses it.
+    public static func hasFEC(_ payload: UnsafeRawBufferPointer, info: Info) -> Bool {
+        guard info.mode != .celt, !info.firstFrame.isEmpty, info.firstFrame.upperBound <= payload.count else { return false }
         let silkFrames = max(1, info.frameDuration / 960)  // 20 ms SILK frames in one Opus frame
         var decoder = RangeDecoder(UnsafeRawBufferPointer(rebasing: payload[info.firstFrame]))
         for _ in 0..<silkFrames { _ = decoder.bit() }  // voice activity flags of the first channel
