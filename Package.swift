@@ -51,8 +51,8 @@ let package = Package(
         .target(name: "AudioIO", dependencies: ["ALSA", "AudioSession", "WAV", "AudioAnalysis", "RoomAcoustics", logging]),
         // Echo cancellation with aligned reference, noise suppression, AGC, VAD.
         .target(name: "VoiceProcessing", dependencies: ["SpeexDSP", "AudioAnalysis", logging]),
-        // RTP/RTCP, Opus payload, jitter buffer, SDP, UDP.
-        .target(name: "RTP", dependencies: ["Opus", logging]),
+        // RTP/RTCP, Opus payload, jitter buffer, SDP, UDP (AudioAnalysis for its seeded generator).
+        .target(name: "RTP", dependencies: ["Opus", "AudioAnalysis", logging]),
         // SIP call setup (RFC 3261 over UDP): messages, transactions, dialogs, a user agent.
         .target(name: "SIP", dependencies: ["RTP", logging]),
         // The call engine: calls, session lifecycle, media pipeline, SIP/SDP call setup.

@@ -1,3 +1,4 @@
+import AudioAnalysis
 import Glibc
 import Synchronization
 
@@ -48,11 +49,11 @@ public struct ImpairmentModel: Sendable {
     }
 
     public let profile: ImpairmentProfile
-    private var random: SplitMix
+    private var random: SeededRandom
 
     public init(profile: ImpairmentProfile, seed: UInt64) {
         self.profile = profile
-        random = SplitMix(seed: seed)
+        random = SeededRandom(seed: seed)
     }
 
     /// The fate of the next packet.

@@ -1,3 +1,5 @@
+import AudioAnalysis
+
 /// The RTCP transmission interval, RFC 3550 section 6.3 and appendix A.7.
 ///
 /// Thread safety: stateless; safe from any thread.
@@ -60,7 +62,7 @@ public struct RTCPScheduler: Sendable {
     public private(set) var lastSent: Double
     /// When the next report is due, in seconds.
     public private(set) var nextDue: Double
-    private var random: SplitMix
+    private var random: SeededRandom
 
     /// Starts a schedule at `now` seconds.
     ///
@@ -70,7 +72,7 @@ public struct RTCPScheduler: Sendable {
     public init(now: Double, sessionBandwidth: Double, firstPacketSize: Int, seed: UInt64) {
         rtcpBandwidth = sessionBandwidth * 0.05 / 8
         averagePacketSize = Double(firstPacketSize)
-        random = SplitMix(seed: seed)
+        random = SeededRandom(seed: seed)
         lastSent = now
         nextDue = now
         nextDue = now + interval()
@@ -103,22 +105,4 @@ public struct RTCPScheduler: Sendable {
         initial = false
         nextDue = now + interval()
     }
-}
-
-/// SplitMix64: a small seeded generator for the RTCP interval and the relay (no Foundation).
-struct SplitMix: Sendable {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    mutating func unit() -> Double { Double(next() >> 11) * 0x1p-53 }
 }
