@@ -28,8 +28,6 @@ public struct JitterDelayEstimator: ~Copyable {
     private var updates = 0
     /// The smallest transit in the window, in nanoseconds (arrival clock minus RTP time).
     public private(set) var baseTransit: Int64 = 0
-    /// The last packet's relative delay in milliseconds.
-    public private(set) var lastRelativeDelayMs = 0.0
 
     /// Creates an estimator whose histogram starts as one packet's worth of `priorMs`.
     public init(forgetFactor: Double = 0.983, historyMs: Int = 2000, priorMs: Double = 40) {
@@ -55,13 +53,9 @@ public struct JitterDelayEstimator: ~Copyable {
         windowCount = 0
         updates = 0
         baseTransit = 0
-        lastRelativeDelayMs = 0
     }
 
     private static func bucket(_ ms: Double) -> Int { max(0, min(bucketCount - 1, Int(ms))) }
-
-    /// Whether any packet was measured since the last reset.
-    public var hasMeasurements: Bool { windowCount > 0 }
 
     /// Accounts for a packet.
     ///
@@ -86,7 +80,6 @@ public struct JitterDelayEstimator: ~Copyable {
         baseTransit = minimum
 
         let relativeMs = Double(transit - minimum) / 1e6
-        lastRelativeDelayMs = relativeMs
         // Progressive forgetting at the start (an average of everything so far, the
         // prior counting as one packet), then exponential with `forgetFactor`.
         let factor = min(forgetFactor, 1 - 1 / Double(updates + 2))

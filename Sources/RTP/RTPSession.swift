@@ -192,7 +192,6 @@ final class NetworkLoop: @unchecked Sendable {
     private var lastSenderReportArrival: UInt64 = 0
     private var peerSentAt: UInt64 = 0
     private var framesAtLastReport = 0
-    private var lastReportTime: UInt64 = 0
     private var lockedSSRC: UInt32?
 
     init(configuration: RTPSessionConfiguration, ssrc: UInt32, cname: String, rtp: UDPSocket, rtcp: UDPSocket?,
@@ -349,7 +348,6 @@ final class NetworkLoop: @unchecked Sendable {
                                           extendedHighestSequence: sequence.extendedMaxSequence,
                                           jitter: validator.jitter.jitter, lastSenderReport: lastSenderReport,
                                           delaySinceLastSenderReport: dlsr))
-            state.set(.lastFractionLost, Int(blocks[0].fractionLost))
         }
         var packets: [RTCPPacket] = []
         if weSent {
@@ -370,6 +368,5 @@ final class NetworkLoop: @unchecked Sendable {
         let socket = rtcp ?? rtp
         if socket.send(bytes, to: configuration.rtcpDestination) == .sent { state.add(.rtcpSent) }
         scheduler.sent(now: seconds(now), size: bytes.count + headerOverhead)
-        lastReportTime = now
     }
 }

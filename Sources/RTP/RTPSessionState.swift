@@ -10,8 +10,8 @@ public final class RTPSessionState: Sendable {
     enum Cell: Int, CaseIterable {
         case packetsSent, octetsSent, sendFailures, lastFrameTimestamp, lastFrameTime, framesEncoded
         case lossReportSerial, lossReportFraction, expectedLossPercent
-        case accepted, malformed, wrongPayloadType, foreignSource, foreignSSRC, probation, badSequence
-        case sourceChanges, packetsExpected, packetsReceived, cumulativeLost, jitterUnits, lastFractionLost
+        case malformed, wrongPayloadType, foreignSource, foreignSSRC, probation, badSequence
+        case sourceChanges, packetsExpected, packetsReceived, cumulativeLost, jitterUnits
         case rtcpSent, rtcpReceived, rtcpDropped, rttMicroseconds
         case remoteFractionLost, remoteCumulativeLost, remoteJitterUnits, remoteReports
     }
@@ -164,7 +164,6 @@ extension RTPSessionState {
 
     /// Publishes the validator's counters and reception statistics (network thread).
     func publish(_ v: RTPSourceValidator) {
-        set(.accepted, v.accepted)
         set(.malformed, v.dropped(.malformed))
         set(.wrongPayloadType, v.dropped(.wrongPayloadType))
         set(.foreignSource, v.dropped(.foreignSource))

@@ -8,7 +8,8 @@ struct DialogID: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The state of a dialog (RFC 3261 section 12.1): the peer's target and route set, and the
-/// sequence numbers of each side.
+/// sequence numbers of each side. A UAC keeps one only from a 2xx (early dialogs are not
+/// kept), so a UAC's dialog is always confirmed; a UAS keeps one from the INVITE.
 struct Dialog: Sendable {
     var id: DialogID
     /// Our party (`From` of our requests), without the tag.
@@ -23,8 +24,6 @@ struct Dialog: Sendable {
     var localSequence: UInt32
     /// The CSeq of the peer's last request (nil before its first, for a UAC).
     var remoteSequence: UInt32?
-    /// Confirmed (a 2xx was sent or received) or early (a 1xx with a tag).
-    var isConfirmed: Bool
 
     /// A dialog created by a UAC from a response with a To tag (section 12.1.2).
     static func uac(invite: SIPRequest, response: SIPResponse) -> Dialog? {
@@ -39,8 +38,7 @@ struct Dialog: Sendable {
         return Dialog(id: DialogID(callID: callID, localTag: localTag, remoteTag: remoteTag),
                       local: local, remote: remote, remoteTarget: target ?? invite.uri,
                       routeSet: ((try? response.headers.recordRoutes()) ?? []).reversed(),
-                      localSequence: cseq.sequence, remoteSequence: nil,
-                      isConfirmed: response.isSuccess)
+                      localSequence: cseq.sequence, remoteSequence: nil)
     }
 
     /// A dialog created by a UAS for a request that creates one (section 12.1.1).
@@ -56,7 +54,7 @@ struct Dialog: Sendable {
         return Dialog(id: DialogID(callID: callID, localTag: localTag, remoteTag: remoteTag),
                       local: local, remote: remote, remoteTarget: target ?? from.uri,
                       routeSet: (try? request.headers.recordRoutes()) ?? [],
-                      localSequence: 0, remoteSequence: cseq.sequence, isConfirmed: false)
+                      localSequence: 0, remoteSequence: cseq.sequence)
     }
 
     /// A request within the dialog (section 12.2.1.1), without `Via`; ACK and CANCEL reuse

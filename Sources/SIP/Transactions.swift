@@ -174,7 +174,8 @@ struct ServerTransaction {
     let timers: SIPTimers
     private(set) var state: State
     private var lastResponse: [UInt8]?
-    private(set) var finalStatus: Int?
+    /// Whether a final response has been sent.
+    private(set) var hasFinalResponse = false
     private var interval: Duration
 
     init(method: SIPMethod, timers: SIPTimers) {
@@ -184,9 +185,6 @@ struct ServerTransaction {
         interval = timers.t1
     }
 
-    /// Whether a final response has been sent.
-    var hasFinalResponse: Bool { finalStatus != nil }
-
     /// The TU sends a response.
     mutating func send(status: Int, bytes: [UInt8]) -> [TransactionAction] {
         switch (isInvite, state) {
@@ -195,7 +193,7 @@ struct ServerTransaction {
                 lastResponse = bytes
                 return [.transmit(bytes, retransmission: false)]
             }
-            finalStatus = status
+            hasFinalResponse = true
             if status < 300 {
                 state = .accepted
                 return [.transmit(bytes, retransmission: false), .startTimer(.l, timers.transactionTimeout)]
@@ -210,7 +208,7 @@ struct ServerTransaction {
                 state = .proceeding
                 return [.transmit(bytes, retransmission: false)]
             }
-            finalStatus = status
+            hasFinalResponse = true
             state = .completed
             return [.transmit(bytes, retransmission: false), .startTimer(.j, timers.transactionTimeout)]
         default:

@@ -19,7 +19,6 @@ extension CoreState {
         guard !closed else { return .failure(.closed) }
         guard let (_, key, request) = unansweredIncoming(callKey) else { return .failure(invalidState(callKey)) }
         calls[callKey]!.localBody = answer
-        calls[callKey]!.dialog?.isConfirmed = true
         calls[callKey]!.setPhase(.connecting)
         let cseq = (try? request.headers.cseq().sequence) ?? 0
         send2xx(callKey, key: key, request: request, body: answer, sequence: cseq, isInitial: true)

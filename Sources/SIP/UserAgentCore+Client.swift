@@ -88,7 +88,7 @@ extension CoreState {
     private mutating func handle2xx(_ response: SIPResponse, body: SIPBody?, callKey: CallKey) {
         guard let call = calls[callKey], let invite = call.invite else { return }
         let toTag = (try? response.headers.to().tag) ?? nil
-        if let dialog = call.dialog, dialog.isConfirmed {
+        if let dialog = call.dialog {  // an outgoing call has a dialog only once answered
             if dialog.id.remoteTag == toTag ?? "", let ack = call.ack {
                 statistics.retransmissionsAbsorbed += 1
                 send(ack, to: destination(of: dialog, fallback: call.peer), retransmission: true)
@@ -104,7 +104,6 @@ extension CoreState {
             end(callKey, .failed(status: 500, reason: "Malformed 2xx"))
             return
         }
-        dialog.isConfirmed = true
         sendACK(for: &dialog, callKey: callKey, remember: true)
         calls[callKey]!.dialog = dialog
         dialogs[dialog.id] = callKey

@@ -96,30 +96,6 @@ extension Substring {
         return parts
     }
 
-    /// The first index of `byte` outside quoted strings, or nil.
-    func firstUnquotedIndex(of byte: UInt8) -> Index? {
-        let u = utf8
-        var i = u.startIndex
-        var inQuotes = false
-        while i < u.endIndex {
-            let c = u[i]
-            if inQuotes {
-                if c == .backslash {
-                    i = u.index(after: i)
-                    if i == u.endIndex { return nil }
-                } else if c == .quote {
-                    inQuotes = false
-                }
-            } else if c == .quote {
-                inQuotes = true
-            } else if c == byte {
-                return i
-            }
-            i = u.index(after: i)
-        }
-        return nil
-    }
-
     /// The first index of `byte` (no quoting rules), or nil.
     func firstIndex(ofByte byte: UInt8) -> Index? { utf8.firstIndex(of: byte) }
 
