@@ -70,6 +70,23 @@ public struct SIPRequest: Sendable, Hashable, CustomStringConvertible {
 
     /// The wire form as text (for logs and tests).
     public var description: String { String(decoding: serialized(), as: UTF8.self) }
+
+    /// A request that belongs to this one's transaction: the CANCEL of an INVITE (section 9.1)
+    /// or the ACK for its non-2xx final response (section 17.1.1.3). Both keep the Request-URI,
+    /// the top `Via` (so the branch), `From`, `To`, `Call-ID`, `Route` and the CSeq number, and
+    /// drop everything else; the ACK takes the response's `To` (with its tag), given as `to`.
+    func derived(_ method: SIPMethod, to: String? = nil) -> SIPRequest {
+        var derived = SIPHeaders()
+        if let via = try? headers.values("Via").first { derived.add("Via", via) }
+        derived.add("Max-Forwards", "70")
+        for field in headers where ["From", "To", "Call-ID", "Route"].contains(field.name) {
+            if field.name == "To", let to { derived.add("To", to) } else { derived.add(field) }
+        }
+        let sequence = (try? headers.cseq().sequence) ?? 1
+        derived.add("CSeq", "\(sequence) \(method)")
+        if let agent = headers["User-Agent"] { derived.add("User-Agent", agent) }
+        return SIPRequest(method: method, uri: uri, headers: derived)
+    }
 }
 
 /// A SIP response.

@@ -140,17 +140,7 @@ struct ClientTransaction {
     /// The ACK for a non-2xx final response (section 17.1.1.3): same Request-URI, top Via,
     /// From, Call-ID, CSeq number and Route as the INVITE, and the response's To.
     private func makeACK(for response: SIPResponse) -> SIPRequest {
-        var headers = SIPHeaders()
-        if let via = try? request.headers.values("Via").first { headers.add("Via", via) }
-        headers.add("Max-Forwards", "70")
-        for field in request.headers where field.name == "From" || field.name == "Call-ID" || field.name == "Route" {
-            headers.add(field)
-        }
-        headers.add("To", response.headers["To"] ?? request.headers["To"] ?? "")
-        let sequence = (try? request.headers.cseq().sequence) ?? 1
-        headers.add("CSeq", "\(sequence) ACK")
-        if let agent = request.headers["User-Agent"] { headers.add("User-Agent", agent) }
-        return SIPRequest(method: .ack, uri: request.uri, headers: headers)
+        request.derived(.ack, to: response.headers["To"])
     }
 }
 

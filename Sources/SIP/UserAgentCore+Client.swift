@@ -147,14 +147,7 @@ extension CoreState {
     /// CSeq number and Route; the INVITE's final response (487) ends the call.
     mutating func sendCANCEL(_ callKey: CallKey) {
         guard let call = calls[callKey], let invite = call.invite else { return }
-        var headers = SIPHeaders()
-        if let via = try? invite.headers.values("Via").first { headers.add("Via", via) }
-        headers.add("Max-Forwards", "70")
-        for field in invite.headers where ["From", "To", "Call-ID", "Route"].contains(field.name) { headers.add(field) }
-        let sequence = (try? invite.headers.cseq().sequence) ?? 1
-        headers.add("CSeq", "\(sequence) CANCEL")
-        headers.add("User-Agent", env.configuration.userAgent)
-        startClient(SIPRequest(method: .cancel, uri: invite.uri, headers: headers), to: call.peer, owner: .cancel(callKey))
+        startClient(invite.derived(.cancel), to: call.peer, owner: .cancel(callKey))
         calls[callKey]!.cancelSent = true
         schedule(timers.transactionTimeout, .call(callKey, .cancelTimeout))
     }
