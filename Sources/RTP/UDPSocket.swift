@@ -38,12 +38,18 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// An address from a numeric IPv4 or IPv6 host (or a name such as `localhost`) and a port.
     ///
-    /// - Throws: ``SocketError`` with `EINVAL` when the host does not resolve.
+    /// - Parameter family: when given, only an address of that family will do (a name such as
+    ///   `localhost` may list `::1` first, where an IPv4 socket needs `127.0.0.1`).
+    /// - Throws: ``SocketError`` with `EINVAL` when the host does not resolve (in `family`).
     ///
     /// The corresponding C function is `getaddrinfo`.
-    public init(host: String, port: UInt16) throws(SocketError) {
+    public init(host: String, port: UInt16, family: Family? = nil) throws(SocketError) {
         var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
+        hints.ai_family = switch family {
+        case nil: AF_UNSPEC
+        case .ipv4: AF_INET
+        case .ipv6: AF_INET6
+        }
         hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
         hints.ai_flags = AI_NUMERICSERV
         var result: UnsafeMutablePointer<addrinfo>?
@@ -205,6 +211,30 @@ public final class UDPSocket: Sendable {
     }
 
     deinit { _ = system_close(descriptor) }
+
+    /// The local address the kernel would send from to reach `peer` (its port is an ephemeral
+    /// one): what a socket bound to `0.0.0.0` or `::` should advertise to that peer. Found by
+    /// connecting a throwaway UDP socket, so nothing is sent; nil when there is no route.
+    ///
+    /// Thread safety: safe from any thread; it allocates nothing but makes four syscalls.
+    /// The corresponding C functions are `socket`, `connect`, `getsockname` and `close`.
+    public static func localAddress(toward peer: SocketAddress) -> SocketAddress? {
+        let domain = peer.family == .ipv6 ? AF_INET6 : AF_INET
+        let fd = system_socket(domain, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { _ = system_close(fd) }
+        var storage = peer.storage
+        let connected = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { system_connect(fd, $0, peer.length) }
+        }
+        guard connected == 0 else { return nil }
+        var local = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let named = withUnsafeMutablePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { system_getsockname(fd, $0, &length) }
+        }
+        return named == 0 ? SocketAddress(storage: local) : nil
+    }
 
     /// Sends one datagram without blocking.
     ///

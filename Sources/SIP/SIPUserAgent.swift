@@ -149,19 +149,18 @@ public final class SIPUserAgent: Sendable {
         if target.scheme == "sips" { throw .unsupportedTransport("tls") }
         if let transport = target.transport, transport != "udp" { throw .unsupportedTransport(transport) }
         let host = target.parameters["maddr"] ?? target.host
-        var destination: SocketAddress
+        let destination: SocketAddress
         do {
             destination = try SocketAddress(host: host, port: target.effectivePort)
         } catch {
             throw .unresolvableHost(host)
         }
-        let ipv6 = localAddress.family == .ipv6
-        if destination.family != localAddress.family, !isIPLiteral(host),
-           let numeric = numericHost(host, ipv6: ipv6),
-           let other = try? SocketAddress(host: numeric, port: target.effectivePort) {
-            destination = other  // a name with addresses in both families: take ours
+        guard destination.family != localAddress.family else { return destination }
+        // A name with addresses in both families may list the other one first: ask for ours
+        // (one more lookup; a literal of the other family fails it at once, without DNS).
+        if let ours = try? SocketAddress(host: host, port: target.effectivePort, family: localAddress.family) {
+            return ours
         }
-        guard destination.family == localAddress.family else { throw .addressFamilyMismatch(destination) }
-        return destination
+        throw .addressFamilyMismatch(destination)
     }
 }

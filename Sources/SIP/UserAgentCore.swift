@@ -153,7 +153,7 @@ struct CoreEnvironment: Sendable {
     func advertisedHost(toward peer: SocketAddress?) -> String {
         if let host = configuration.advertisedHost { return host }
         if let boundHost { return boundHost }
-        if let peer, let host = localAddressToward(host: peer.host, port: peer.port) { return host }
+        if let peer, let local = UDPSocket.localAddress(toward: peer) { return local.host }
         return socket.localAddress.family == .ipv6 ? "::1" : "127.0.0.1"
     }
 }

@@ -22,6 +22,16 @@ struct TransportTests {
         #expect(Set([v4, v4.with(port: 5004), v6]).count == 2)
     }
 
+    @Test("A lookup in one family, and the local end of the route to a peer")
+    func familyAndRoute() throws {
+        #expect(try SocketAddress(host: "localhost", port: 1, family: .ipv4).host == "127.0.0.1")
+        #expect(try SocketAddress(host: "127.0.0.1", port: 1, family: .ipv4).family == .ipv4)
+        #expect(throws: SocketError.self) { try SocketAddress(host: "::1", port: 1, family: .ipv4) }
+        #expect(throws: SocketError.self) { try SocketAddress(host: "127.0.0.1", port: 1, family: .ipv6) }
+        #expect(UDPSocket.localAddress(toward: try SocketAddress(host: "127.0.0.1", port: 9))?.host == "127.0.0.1")
+        #expect(UDPSocket.localAddress(toward: try SocketAddress(host: "::1", port: 9))?.host == "::1")
+    }
+
     @Test("Datagrams go both ways on IPv4 and IPv6 loopback", arguments: ["127.0.0.1", "::1"])
     func datagrams(host: String) throws {
         let a = try UDPSocket(bindingTo: SocketAddress(host: host, port: 0))

@@ -15,6 +15,11 @@ func system_bind(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: sock
 }
 
 @inline(__always)
+func system_connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
+    connect(fd, address, length)
+}
+
+@inline(__always)
 func system_getsockname(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>, _ length: UnsafeMutablePointer<socklen_t>) -> Int32 {
     getsockname(fd, address, length)
 }
