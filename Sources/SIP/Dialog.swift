@@ -27,34 +27,40 @@ struct Dialog: Sendable {
 
     /// A dialog created by a UAC from a response with a To tag (section 12.1.2).
     static func uac(invite: SIPRequest, response: SIPResponse) -> Dialog? {
-        guard let from = try? invite.headers.from(), let to = try? response.headers.to(),
-              let callID = try? invite.headers.callID(), let localTag = from.tag, let remoteTag = to.tag,
-              let cseq = try? invite.headers.cseq()
+        guard let from = try? invite.headers.from(), let localTag = from.tag, let to = try? response.headers.to(),
+              let cseq = try? invite.headers.cseq(),
+              var dialog = make(invite, local: from, localTag: localTag, remote: to, peer: response.headers,
+                                fallbackTarget: invite.uri)
         else { return nil }
-        let target = (try? response.headers.contacts().first?.uri) ?? nil
-        var local = from, remote = to
-        local.tag = nil
-        remote.tag = nil
-        return Dialog(id: DialogID(callID: callID, localTag: localTag, remoteTag: remoteTag),
-                      local: local, remote: remote, remoteTarget: target ?? invite.uri,
-                      routeSet: ((try? response.headers.recordRoutes()) ?? []).reversed(),
-                      localSequence: cseq.sequence, remoteSequence: nil)
+        dialog.routeSet.reverse()
+        dialog.localSequence = cseq.sequence
+        return dialog
     }
 
     /// A dialog created by a UAS for a request that creates one (section 12.1.1).
     static func uas(request: SIPRequest, localTag: String) -> Dialog? {
         guard let from = try? request.headers.from(), let to = try? request.headers.to(),
-              let callID = try? request.headers.callID(), let remoteTag = from.tag,
-              let cseq = try? request.headers.cseq()
+              let cseq = try? request.headers.cseq(),
+              var dialog = make(request, local: to, localTag: localTag, remote: from, peer: request.headers,
+                                fallbackTarget: from.uri)
         else { return nil }
-        let target = (try? request.headers.contacts().first?.uri) ?? nil
-        var local = to, remote = from
+        dialog.remoteSequence = cseq.sequence
+        return dialog
+    }
+
+    /// What both sides share: the Call-ID, the parties without their tags, and the peer's
+    /// `Contact` (else `fallbackTarget`) and `Record-Route` from `peer`, the headers of the
+    /// peer's message (the response for a UAC, the request for a UAS). Nil without a remote tag.
+    private static func make(_ request: SIPRequest, local: SIPNameAddress, localTag: String, remote: SIPNameAddress,
+                             peer: SIPHeaders, fallbackTarget: SIPURI) -> Dialog? {
+        guard let callID = try? request.headers.callID(), let remoteTag = remote.tag else { return nil }
+        var local = local, remote = remote
         local.tag = nil
         remote.tag = nil
+        let target = (try? peer.contacts().first?.uri) ?? nil
         return Dialog(id: DialogID(callID: callID, localTag: localTag, remoteTag: remoteTag),
-                      local: local, remote: remote, remoteTarget: target ?? from.uri,
-                      routeSet: (try? request.headers.recordRoutes()) ?? [],
-                      localSequence: 0, remoteSequence: cseq.sequence)
+                      local: local, remote: remote, remoteTarget: target ?? fallbackTarget,
+                      routeSet: (try? peer.recordRoutes()) ?? [], localSequence: 0, remoteSequence: nil)
     }
 
     /// A request within the dialog (section 12.2.1.1), without `Via`; ACK and CANCEL reuse

@@ -139,7 +139,7 @@ extension CoreState {
     /// An INVITE outside any dialog: a new incoming call.
     private mutating func handleNewInvite(_ request: SIPRequest, key: ServerKey, source: SocketAddress) {
         guard let cseq = try? request.headers.cseq(), let callID = try? request.headers.callID() else { return }
-        guard let from = try? request.headers.from(), let to = try? request.headers.to(), let fromTag = from.tag else {
+        guard let from = try? request.headers.from(), (try? request.headers.to()) != nil, let fromTag = from.tag else {
             respond(key, status: 400, reason: "Missing From Tag")
             return
         }
@@ -183,13 +183,10 @@ extension CoreState {
         dialogs[dialog.id] = callKey
 
         respond(key, makeResponse(to: request, status: 100))
-        var remote = from, local = to
-        remote.tag = nil
-        local.tag = nil
-        pendingIncoming.append(NewCallInfo(key: callKey, direction: .incoming, callID: callID, remote: remote,
-                                           local: local, offer: offer, remoteAddress: source,
+        pendingIncoming.append(NewCallInfo(key: callKey, direction: .incoming, callID: callID, remote: dialog.remote,
+                                           local: dialog.local, offer: offer, remoteAddress: source,
                                            localHost: call.localHost, events: stream, stateBox: call.box))
-        logger.info("SIP: incoming call \(callID) from \(remote.uri) at \(source)")
+        logger.info("SIP: incoming call \(callID) from \(dialog.remote.uri) at \(source)")
     }
 
     /// CANCEL (section 9.2): 200 for the CANCEL, 487 for the INVITE if it has no final response yet.
