@@ -173,7 +173,7 @@ extension CoreState {
         headers.add("Call-ID", callID)
         headers.add("CSeq", "1 INVITE")
         headers.add("Contact", "<\(contactURI(localHost: localHost))>")
-        headers.add("Allow", allowedMethods.map(\.rawValue).joined(separator: ", "))
+        headers.add("Allow", allowHeaderValue)
         headers.add("User-Agent", configuration.userAgent)
         var body: [UInt8] = []
         if let offer {

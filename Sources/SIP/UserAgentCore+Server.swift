@@ -46,7 +46,7 @@ extension CoreState {
         default:
             // Method inspection first (section 8.2.1).
             if knownMethods.contains(request.method) {
-                respond(key, status: 405, extraHeaders: ["Allow": allowedMethods.map(\.rawValue).joined(separator: ", ")])
+                respond(key, status: 405, extraHeaders: ["Allow": allowHeaderValue])
             } else {
                 respond(key, status: 501)
             }
@@ -247,9 +247,8 @@ extension CoreState {
             response.headers.add("Content-Type", body.contentType)
             response.body = body.bytes
         }
-        respond(key, response)
-        guard let destination = servers[key]?.destination else { return }
-        calls[callKey]!.pending2xx = Pending2xx(bytes: response.serialized(), destination: destination,
+        guard let bytes = respond(key, response), let destination = servers[key]?.destination else { return }
+        calls[callKey]!.pending2xx = Pending2xx(bytes: bytes, destination: destination,
                                                 sequence: sequence, interval: timers.t1, isInitial: isInitial)
         schedule(timers.t1, .call(callKey, .retransmit2xx(sequence)))
         schedule(timers.transactionTimeout, .call(callKey, .ackTimeout(sequence)))

@@ -4,8 +4,9 @@ import RTP
 // The transport and transaction plumbing of the user agent core: datagrams in, timers,
 // running the transactions' actions, and building responses.
 
-/// The methods this user agent implements (the `Allow` header).
-let allowedMethods: [SIPMethod] = [.invite, .ack, .cancel, .bye, .options]
+/// The methods this user agent implements, as the value of the `Allow` header (of an INVITE,
+/// a 405, and OPTIONS and 2xx responses), built once.
+let allowHeaderValue = [SIPMethod.invite, .ack, .cancel, .bye, .options].map(\.rawValue).joined(separator: ", ")
 
 /// Methods defined by RFC 3261 and its common extensions that we know but do not allow (405);
 /// any other method is answered 501.
@@ -161,10 +162,14 @@ extension CoreState {
     }
 
     /// Sends a response through the request's server transaction.
-    mutating func respond(_ key: ServerKey, _ response: SIPResponse) {
-        guard servers[key] != nil else { return }
-        let actions = servers[key]!.transaction.send(status: response.statusCode, bytes: response.serialized())
-        runServer(key, actions)
+    ///
+    /// - Returns: its wire form (a 2xx to INVITE keeps it to retransmit), nil without the transaction.
+    @discardableResult
+    mutating func respond(_ key: ServerKey, _ response: SIPResponse) -> [UInt8]? {
+        guard servers[key] != nil else { return nil }
+        let bytes = response.serialized()
+        runServer(key, servers[key]!.transaction.send(status: response.statusCode, bytes: bytes))
+        return bytes
     }
 
     /// Responds to the request of a server transaction with a plain response.
@@ -193,7 +198,7 @@ extension CoreState {
     /// `Allow`, `Accept` and `Supported`: what OPTIONS and 2xx to INVITE advertise.
     var capabilityHeaders: SIPHeaders {
         var headers = SIPHeaders()
-        headers.add("Allow", allowedMethods.map(\.rawValue).joined(separator: ", "))
+        headers.add("Allow", allowHeaderValue)
         headers.add("Accept", "application/sdp")
         return headers
     }
