@@ -157,7 +157,11 @@ final class RelayWorker: @unchecked Sendable {
     private var forward: ImpairmentModel
     private var backward: ImpairmentModel
     private var client: SocketAddress?
-    private let counters = AtomicCells(count: 6)
+    /// The counters of ``ImpairmentRelay/Statistics``, one atomic cell each.
+    private enum Cell: Int, CaseIterable {
+        case forwarded, dropped, duplicated, returned, returnDropped, jitterP95Ms
+    }
+    private let counters = AtomicCells(count: Cell.allCases.count)
     /// Forward delays applied, for the jitter percentile (bounded).
     private var delays: [Double] = []
 
@@ -180,9 +184,12 @@ final class RelayWorker: @unchecked Sendable {
         self.backward = backward
     }
 
+    @inline(__always) private func count(_ c: Cell) { counters.add(c.rawValue, 1) }
+    @inline(__always) private func int(_ c: Cell) -> Int { counters.int(c.rawValue) }
+
     func statistics() -> ImpairmentRelay.Statistics {
-        .init(forwarded: counters.int(0), dropped: counters.int(1), duplicated: counters.int(2),
-              returned: counters.int(3), returnDropped: counters.int(4), jitterP95Ms: counters.double(5))
+        .init(forwarded: int(.forwarded), dropped: int(.dropped), duplicated: int(.duplicated), returned: int(.returned),
+              returnDropped: int(.returnDropped), jitterP95Ms: counters.double(Cell.jitterP95Ms.rawValue))
     }
 
     func run() {
@@ -200,29 +207,29 @@ final class RelayWorker: @unchecked Sendable {
                 while case let .datagram(length, source, _) = front.receiveNow(into: buffer) {
                     client = source
                     let decision = forward.next()
-                    enqueue(decision, Array(buffer[0..<length]), toTargets: true, dropCounter: 1)
+                    enqueue(decision, Array(buffer[0..<length]), toTargets: true, dropCounter: .dropped)
                 }
             }
             if backReady {
                 while case let .datagram(length, source, _) = back.receiveNow(into: buffer) {
                     guard source == targets[0], client != nil else { continue }
                     let decision = backward.next()
-                    enqueue(decision, Array(buffer[0..<length]), toTargets: false, dropCounter: 4)
+                    enqueue(decision, Array(buffer[0..<length]), toTargets: false, dropCounter: .returnDropped)
                 }
             }
         }
     }
 
-    private func enqueue(_ decision: ImpairmentModel.Decision, _ bytes: [UInt8], toTargets: Bool, dropCounter: Int) {
+    private func enqueue(_ decision: ImpairmentModel.Decision, _ bytes: [UInt8], toTargets: Bool, dropCounter: Cell) {
         guard let delay = decision.delayMs else {
-            counters.add(dropCounter, 1)
+            count(dropCounter)
             return
         }
         if toTargets, delays.count < 65536 {
             delays.append(delay)
             if delays.count % 64 == 0 || delays.count < 64 {
                 let sorted = delays.sorted()
-                counters.store(5, sorted[min(sorted.count - 1, sorted.count * 95 / 100)] - sorted[0])
+                counters.store(Cell.jitterP95Ms.rawValue, sorted[min(sorted.count - 1, sorted.count * 95 / 100)] - sorted[0])
             }
         }
         let now = RTPClock.monotonicNanoseconds()
@@ -231,7 +238,7 @@ final class RelayWorker: @unchecked Sendable {
         if let duplicate = decision.duplicateDelayMs {
             push(Pending(due: now + UInt64(duplicate * 1e6), order: order, bytes: bytes, toTargets: toTargets))
             order += 1
-            if toTargets { counters.add(2, 1) }
+            if toTargets { count(.duplicated) }
         }
     }
 
@@ -240,10 +247,10 @@ final class RelayWorker: @unchecked Sendable {
             let packet = popFirst()
             if packet.toTargets {
                 for target in targets { back.send(packet.bytes, to: target) }
-                counters.add(0, 1)
+                count(.forwarded)
             } else if let client {
                 front.send(packet.bytes, to: client)
-                counters.add(3, 1)
+                count(.returned)
             }
         }
     }
@@ -254,7 +261,7 @@ final class RelayWorker: @unchecked Sendable {
 
     private func push(_ p: Pending) {
         guard queue.count < Self.maxQueued else {
-            counters.add(p.toTargets ? 1 : 4, 1)
+            count(p.toTargets ? .dropped : .returnDropped)
             return
         }
         queue.append(p)

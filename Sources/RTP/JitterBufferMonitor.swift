@@ -6,53 +6,65 @@
 /// Thread safety: one writer (the buffer's thread), any number of readers.
 /// Publishing does not allocate or lock (real-time safe).
 public final class JitterBufferMonitor: Sendable {
-    private let cells = AtomicCells(count: 18)
+    /// One atomic cell per field of ``JitterBufferStatistics``.
+    private enum Cell: Int, CaseIterable {
+        case packetsInserted, late, duplicates, lost, fecRecovered, undecodable, overflows, resets, timestampJumps
+        case concealedMs, comfortNoiseMs, droppedMs, stretchedMs, currentDelayMs, targetDelayMs, jitterQuantileMs
+        case meanDelayMs, bufferedMs
+    }
+
+    private let cells = AtomicCells(count: Cell.allCases.count)
 
     public init() {}
 
+    @inline(__always) private func set(_ c: Cell, _ v: Int) { cells.store(c.rawValue, v) }
+    @inline(__always) private func set(_ c: Cell, _ v: Double) { cells.store(c.rawValue, v) }
+    @inline(__always) private func int(_ c: Cell) -> Int { cells.int(c.rawValue) }
+    @inline(__always) private func double(_ c: Cell) -> Double { cells.double(c.rawValue) }
+
     /// Stores `s` (the buffer's thread only).
     public func publish(_ s: JitterBufferStatistics) {
-        cells.store(0, s.packetsInserted)
-        cells.store(1, s.late)
-        cells.store(2, s.duplicates)
-        cells.store(3, s.lost)
-        cells.store(4, s.fecRecovered)
-        cells.store(5, s.undecodable)
-        cells.store(6, s.overflows)
-        cells.store(7, s.resets)
-        cells.store(8, s.concealedMs)
-        cells.store(9, s.comfortNoiseMs)
-        cells.store(10, s.droppedMs)
-        cells.store(11, s.stretchedMs)
-        cells.store(12, s.currentDelayMs)
-        cells.store(13, s.targetDelayMs)
-        cells.store(14, s.jitterQuantileMs)
-        cells.store(15, s.meanDelayMs)
-        cells.store(16, s.bufferedMs)
-        cells.store(17, s.timestampJumps)
+        set(.packetsInserted, s.packetsInserted)
+        set(.late, s.late)
+        set(.duplicates, s.duplicates)
+        set(.lost, s.lost)
+        set(.fecRecovered, s.fecRecovered)
+        set(.undecodable, s.undecodable)
+        set(.overflows, s.overflows)
+        set(.resets, s.resets)
+        set(.timestampJumps, s.timestampJumps)
+        set(.concealedMs, s.concealedMs)
+        set(.comfortNoiseMs, s.comfortNoiseMs)
+        set(.droppedMs, s.droppedMs)
+        set(.stretchedMs, s.stretchedMs)
+        set(.currentDelayMs, s.currentDelayMs)
+        set(.targetDelayMs, s.targetDelayMs)
+        set(.jitterQuantileMs, s.jitterQuantileMs)
+        set(.meanDelayMs, s.meanDelayMs)
+        set(.bufferedMs, s.bufferedMs)
     }
 
     /// The latest statistics published.
     public var snapshot: JitterBufferStatistics {
         var s = JitterBufferStatistics()
-        s.packetsInserted = cells.int(0)
-        s.late = cells.int(1)
-        s.duplicates = cells.int(2)
-        s.lost = cells.int(3)
-        s.fecRecovered = cells.int(4)
-        s.undecodable = cells.int(5)
-        s.overflows = cells.int(6)
-        s.resets = cells.int(7)
-        s.concealedMs = cells.double(8)
-        s.comfortNoiseMs = cells.double(9)
-        s.droppedMs = cells.double(10)
-        s.stretchedMs = cells.double(11)
-        s.currentDelayMs = cells.double(12)
-        s.targetDelayMs = cells.double(13)
-        s.jitterQuantileMs = cells.double(14)
-        s.meanDelayMs = cells.double(15)
-        s.bufferedMs = cells.double(16)
-        s.timestampJumps = cells.int(17)
+        s.packetsInserted = int(.packetsInserted)
+        s.late = int(.late)
+        s.duplicates = int(.duplicates)
+        s.lost = int(.lost)
+        s.fecRecovered = int(.fecRecovered)
+        s.undecodable = int(.undecodable)
+        s.overflows = int(.overflows)
+        s.resets = int(.resets)
+        s.timestampJumps = int(.timestampJumps)
+        s.concealedMs = double(.concealedMs)
+        s.comfortNoiseMs = double(.comfortNoiseMs)
+        s.droppedMs = double(.droppedMs)
+        s.stretchedMs = double(.stretchedMs)
+        s.currentDelayMs = double(.currentDelayMs)
+        s.targetDelayMs = double(.targetDelayMs)
+        s.jitterQuantileMs = double(.jitterQuantileMs)
+        s.meanDelayMs = double(.meanDelayMs)
+        s.bufferedMs = double(.bufferedMs)
         return s
     }
 }

@@ -230,4 +230,16 @@ struct JitterBufferTests {
         }
         #expect(buffer.statistics.undecodable == 3 && buffer.statistics.packetsInserted == 0)
     }
+
+    @Test("The monitor hands every statistic over unchanged")
+    func monitorRoundTrip() {
+        var s = JitterBufferStatistics()
+        (s.packetsInserted, s.late, s.duplicates, s.lost, s.fecRecovered, s.undecodable) = (1, 2, 3, 4, 5, 6)
+        (s.overflows, s.resets, s.timestampJumps) = (7, 8, 9)
+        (s.concealedMs, s.comfortNoiseMs, s.droppedMs, s.stretchedMs, s.currentDelayMs) = (10.5, 11.5, 12.5, 13.5, 14.5)
+        (s.targetDelayMs, s.jitterQuantileMs, s.meanDelayMs, s.bufferedMs) = (15.5, 16.5, 17.5, 18.5)
+        let monitor = JitterBufferMonitor()
+        monitor.publish(s)
+        #expect(monitor.snapshot == s)
+    }
 }
