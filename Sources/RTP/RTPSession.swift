@@ -244,8 +244,7 @@ final class NetworkLoop: @unchecked Sendable {
                 continue
             }
             if truncated {
-                // Count it as malformed through the validator's own path.
-                _ = validator.validate(UnsafeRawBufferPointer(start: nil, count: 0), from: source, arrival: arrival)
+                validator.recordDrop(.malformed)
                 continue
             }
             if case let .accept(packet, payload) = validator.validate(datagram, from: source, arrival: arrival) {

@@ -99,10 +99,14 @@ public struct RTPSourceValidator: Sendable {
         let verdict = check(datagram, from: address, arrival: arrival)
         switch verdict {
         case .accept: accepted += 1
-        case .drop(let reason): drops[reason.rawValue] += 1
+        case .drop(let reason): recordDrop(reason)
         }
         return verdict
     }
+
+    /// Counts a datagram the caller dropped without validating it, for `reason`: the network
+    /// thread drops a truncated datagram (its tail is lost) as ``RTPDropReason/malformed``.
+    public mutating func recordDrop(_ reason: RTPDropReason) { drops[reason.rawValue] += 1 }
 
     private mutating func check(_ datagram: UnsafeRawBufferPointer, from address: SocketAddress, arrival: UInt64) -> Verdict {
         guard let packet = try? RTPPacket.parse(datagram) else { return .drop(.malformed) }

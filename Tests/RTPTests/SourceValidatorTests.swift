@@ -50,6 +50,9 @@ struct SourceValidatorTests {
         #expect(validate(&v, Self.datagram(seq: 1, ts: 0, payload: []), from: Self.a, at: 0) == .drop(.malformed))
         #expect(validate(&v, Self.datagram(seq: 1, ts: 0, payload: [0x0B, 0x00]), from: Self.a, at: 0) == .drop(.malformed))
         #expect(v.dropped(.malformed) == 3 && v.dropped(.wrongPayloadType) == 1 && v.accepted == 0)
+        // A truncated datagram, dropped by the network thread without validating it.
+        v.recordDrop(.malformed)
+        #expect(v.dropped(.malformed) == 4 && v.accepted == 0 && v.source == nil)
     }
 
     @Test("After the lock, a flood from another address or SSRC is dropped and counted")
