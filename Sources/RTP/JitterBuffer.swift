@@ -195,8 +195,6 @@ public struct JitterBuffer: ~Copyable {
     private let unitsPerFrame: Int
     private var stats = JitterBufferStatistics()
 
-    /// 48 kHz RTP units.
-    private static let clockRate = 48000
     private static let chunk = 960  // 20 ms: the largest piece of concealment made at once
     private static let quantum = 120  // 2.5 ms: the Opus frame granularity
     private static let maxConcealedExpand = 4800  // 100 ms
@@ -217,7 +215,7 @@ public struct JitterBuffer: ~Copyable {
         self.monitor = monitor
         estimator = JitterDelayEstimator(forgetFactor: configuration.forgetFactor, historyMs: configuration.historyMs,
                                          priorMs: configuration.initialDelayMs)
-        unitsPerFrame = Self.clockRate / configuration.sampleRate
+        unitsPerFrame = OpusCallConfiguration.rtpClockRate / configuration.sampleRate
         entries = .allocate(capacity: configuration.capacity)
         freeSlots = .allocate(capacity: configuration.capacity)
         for i in 0..<configuration.capacity { freeSlots[i] = configuration.capacity - 1 - i }
@@ -268,7 +266,7 @@ public struct JitterBuffer: ~Copyable {
             generation = packet.sourceGeneration
         }
         var timestamp = extend(packet.timestamp)
-        let jumpLimit = Int64(2 * Self.clockRate)
+        let jumpLimit = Int64(2 * OpusCallConfiguration.rtpClockRate)
         let anchor: Int64? = hasPlayed ? playoutTimestamp : entryCount > 0 ? entries[0].timestamp : nil
         if let anchor, abs(timestamp - anchor) > jumpLimit {
             // The sender's clock jumped (it restarted), or this one packet is corrupt:
@@ -338,8 +336,8 @@ public struct JitterBuffer: ~Copyable {
         return value
     }
 
-    /// A timeline position in nanoseconds: 10^9 / 48000 = 62500 / 3, which cannot overflow
-    /// for 4.7 million years of timeline.
+    /// A timeline position in nanoseconds: 10^9 / 48000 (``OpusCallConfiguration/rtpClockRate``)
+    /// = 62500 / 3, which cannot overflow for 4.7 million years of timeline.
     private func nanoseconds(_ timestamp: Int64) -> Int64 { timestamp * 62_500 / 3 }
 
     /// Forgets the packets and the timeline, keeps the counters.
@@ -413,7 +411,7 @@ public struct JitterBuffer: ~Copyable {
             let last = entries[entryCount - 1]
             buffered += Int(last.timestamp + Int64(last.duration) - (hasPlayed ? playoutTimestamp : entries[0].timestamp))
         }
-        stats.bufferedMs = Double(buffered) / 48
+        stats.bufferedMs = RTPClock.milliseconds(rtpUnits: buffered)
         monitor?.publish(stats)
     }
 
@@ -431,8 +429,10 @@ public struct JitterBuffer: ~Copyable {
         // must already be here: up to one period of delay more (measured at the period's first
         // sample). Periods of the packets' length stay aligned with them, as whole packets are
         // decoded, and need nothing more.
-        if abs(periodMs - Double(lastDuration) / 48) > 0.01 { target += periodMs }
-        if configuration.fecDelay, configuration.useFEC, lossRate > 0.005 { target += Double(lastDuration) / 48 }
+        if abs(periodMs - RTPClock.milliseconds(rtpUnits: lastDuration)) > 0.01 { target += periodMs }
+        if configuration.fecDelay, configuration.useFEC, lossRate > 0.005 {
+            target += RTPClock.milliseconds(rtpUnits: lastDuration)
+        }
         target = min(configuration.maximumDelayMs, max(configuration.minimumDelayMs, target))
         stats.targetDelayMs = target
         // The level delay is only lowered to: it follows the target up at once and down
@@ -479,9 +479,9 @@ public struct JitterBuffer: ~Copyable {
             // concealment has faded to comfort noise by then, and it is counted as such.
             conceal(Self.chunk)
             if expandRun < Self.maxConcealedExpand {
-                stats.concealedMs += Double(Self.chunk) / 48
+                stats.concealedMs += RTPClock.milliseconds(rtpUnits: Self.chunk)
             } else {
-                stats.comfortNoiseMs += Double(Self.chunk) / 48
+                stats.comfortNoiseMs += RTPClock.milliseconds(rtpUnits: Self.chunk)
             }
             expandRun += Self.chunk
             return
@@ -506,7 +506,7 @@ public struct JitterBuffer: ~Copyable {
             // concealment already played while empty counts as comfort noise.
             if expandRun > 0 {
                 let covered = min(expandRun, gap)
-                let counted = Double(min(expandRun, Self.maxConcealedExpand)) / 48
+                let counted = RTPClock.milliseconds(rtpUnits: min(expandRun, Self.maxConcealedExpand))
                 stats.concealedMs -= counted
                 stats.comfortNoiseMs += counted
                 expandRun = 0
@@ -544,7 +544,7 @@ public struct JitterBuffer: ~Copyable {
             return
         }
         conceal(piece)
-        stats.concealedMs += Double(piece) / 48
+        stats.concealedMs += RTPClock.milliseconds(rtpUnits: piece)
         playoutTimestamp += Int64(piece)
         if playoutTimestamp == next.timestamp { finishGap(next) }
     }
@@ -582,7 +582,7 @@ public struct JitterBuffer: ~Copyable {
         } catch {
             stats.undecodable += 1
             conceal(entry.duration)
-            stats.concealedMs += Double(entry.duration) / 48
+            stats.concealedMs += RTPClock.milliseconds(rtpUnits: entry.duration)
         }
         finishGap(entry)
         lossRate -= lossRate / 100
@@ -605,7 +605,7 @@ public struct JitterBuffer: ~Copyable {
             stats.fecRecovered += 1
         } catch {
             conceal(next.frameDuration)
-            stats.concealedMs += Double(next.frameDuration) / 48
+            stats.concealedMs += RTPClock.milliseconds(rtpUnits: next.frameDuration)
         }
         playoutTimestamp = next.timestamp
         finishGap(next)
@@ -626,7 +626,7 @@ public struct JitterBuffer: ~Copyable {
     /// comfort noise in SILK), optionally moving the timeline.
     private mutating func comfortNoise(_ units: Int, advance: Bool) {
         conceal(units)
-        stats.comfortNoiseMs += Double(units) / 48
+        stats.comfortNoiseMs += RTPClock.milliseconds(rtpUnits: units)
         if advance { playoutTimestamp += Int64(units) }
     }
 

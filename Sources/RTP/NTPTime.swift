@@ -1,4 +1,5 @@
 import Glibc
+import Opus
 
 /// A 64-bit NTP timestamp (RFC 3550 section 4): seconds since 1 January 1900 and a
 /// binary fraction of a second.
@@ -73,6 +74,13 @@ public enum RTPClock {
         var ts = timespec()
         clock_gettime(clock, &ts)
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    /// Milliseconds in `units` of the Opus RTP clock (``OpusCallConfiguration/rtpClockRate``):
+    /// statistics and delays count in those units.
+    @inline(__always)
+    static func milliseconds(rtpUnits units: Int) -> Double {
+        Double(units) / Double(OpusCallConfiguration.rtpClockRate / 1000)
     }
 
     /// A time in nanoseconds expressed in an RTP clock at `rate` Hz, modulo 2^32.

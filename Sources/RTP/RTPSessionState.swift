@@ -142,7 +142,7 @@ extension RTPSessionState {
         s.packetsReceived = int(.packetsReceived)
         s.packetsExpected = int(.packetsExpected)
         s.packetsLost = int(.cumulativeLost)
-        s.jitterMs = Double(int(.jitterUnits)) / 48
+        s.jitterMs = RTPClock.milliseconds(rtpUnits: int(.jitterUnits))
         s.sourceChanges = int(.sourceChanges)
         s.droppedMalformed = int(.malformed)
         s.droppedWrongPayloadType = int(.wrongPayloadType)
@@ -157,7 +157,7 @@ extension RTPSessionState {
         s.rttMs = rtt < 0 ? nil : Double(rtt) / 1000
         s.remoteFractionLost = Double(int(.remoteFractionLost)) / 256
         s.remoteCumulativeLost = int(.remoteCumulativeLost)
-        s.remoteJitterMs = Double(int(.remoteJitterUnits)) / 48
+        s.remoteJitterMs = RTPClock.milliseconds(rtpUnits: int(.remoteJitterUnits))
         s.remoteReports = int(.remoteReports)
         return s
     }

@@ -1,3 +1,5 @@
+import Opus
+
 /// Why the network thread dropped a datagram.
 ///
 /// Thread safety: a value type; safe to use from any thread.
@@ -169,7 +171,8 @@ public struct RTPSourceValidator: Sendable {
 
     private mutating func accept(_ header: RTPHeader, payload: Range<Int>, arrival: UInt64) -> Verdict {
         lastSeen = arrival
-        jitter.update(arrival: RTPClock.rtpUnits(nanoseconds: arrival, rate: 48000), timestamp: header.timestamp)
+        let arrivalUnits = RTPClock.rtpUnits(nanoseconds: arrival, rate: OpusCallConfiguration.rtpClockRate)
+        jitter.update(arrival: arrivalUnits, timestamp: header.timestamp)
         let packet = RTPReceivedPacket(sequenceNumber: sequence!.extended(header.sequenceNumber),
                                        timestamp: header.timestamp, marker: header.marker, ssrc: header.ssrc,
                                        arrival: arrival, sourceGeneration: generation)
