@@ -93,7 +93,7 @@ public final class ImpairmentRelay: Sendable {
     private let front: UDPSocket
     private let back: UDPSocket
     private let worker: RelayWorker
-    private let thread = Mutex<pthread_t?>(nil)
+    private let thread: LoopThread
 
     /// Binds the relay's sockets.
     ///
@@ -112,45 +112,25 @@ public final class ImpairmentRelay: Sendable {
         worker = RelayWorker(front: front, back: back, targets: targets,
                              forward: ImpairmentModel(profile: forward, seed: seed),
                              backward: ImpairmentModel(profile: backward, seed: seed ^ 0x5DEE_CE66_D1CE_4E5B))
+        thread = LoopThread(worker)
     }
 
     deinit { stop() }
 
     /// Starts relaying.
-    public func start() {
-        thread.withLock { current in
-            guard current == nil else { return }
-            var t = pthread_t()
-            let context = Unmanaged.passRetained(worker).toOpaque()
-            let result = pthread_create(&t, nil, { raw in
-                Unmanaged<RelayWorker>.fromOpaque(raw!).takeRetainedValue().run()
-                return nil
-            }, context)
-            precondition(result == 0, "pthread_create failed: \(result)")
-            current = t
-        }
-    }
+    public func start() { thread.start() }
 
     /// Stops relaying; packets still held are dropped. Returns within about 10 ms.
-    public func stop() {
-        let running = thread.withLock { current -> pthread_t? in
-            defer { current = nil }
-            return current
-        }
-        guard let running else { return }
-        worker.stopping.store(true, ordering: .releasing)
-        pthread_join(running, nil)
-    }
+    public func stop() { thread.stop() }
 
     /// What the relay did so far.
     public var statistics: Statistics { worker.statistics() }
 }
 
 /// The relay's thread.
-final class RelayWorker: @unchecked Sendable {
+final class RelayWorker: ThreadLoop, @unchecked Sendable {
     // @unchecked: the models, the queue and the client address are used only by the
     // relay thread; counters are atomic.
-    let stopping = Atomic<Bool>(false)
     private let front: UDPSocket
     private let back: UDPSocket
     private let targets: [SocketAddress]
@@ -192,7 +172,7 @@ final class RelayWorker: @unchecked Sendable {
               returnDropped: int(.returnDropped), jitterP95Ms: counters.double(Cell.jitterP95Ms.rawValue))
     }
 
-    func run() {
+    func run(stopping: borrowing Atomic<Bool>) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
         defer { buffer.deallocate() }
         while !stopping.load(ordering: .acquiring) {

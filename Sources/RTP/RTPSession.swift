@@ -73,8 +73,7 @@ public final class RTPSession: Sendable {
     public let ssrc: UInt32
     let rtpSocket: UDPSocket
     let rtcpSocket: UDPSocket?
-    private let loop: NetworkLoop
-    private let thread = Mutex<pthread_t?>(nil)
+    private let thread: LoopThread
     private let senderMade = Atomic<Bool>(false)
 
     /// Binds the sockets (RTP on the local address, RTCP on the next port unless muxed).
@@ -92,8 +91,8 @@ public final class RTPSession: Sendable {
         var random = SystemRandomNumberGenerator()
         ssrc = UInt32.random(in: 1...UInt32.max, using: &random)
         let cname = configuration.cname ?? Self.randomCNAME(&random)
-        loop = NetworkLoop(configuration: configuration, ssrc: ssrc, cname: cname, rtp: rtpSocket, rtcp: rtcpSocket,
-                           ring: ring, state: state, logger: logger, seed: random.next())
+        thread = LoopThread(NetworkLoop(configuration: configuration, ssrc: ssrc, cname: cname, rtp: rtpSocket,
+                                        rtcp: rtcpSocket, ring: ring, state: state, logger: logger, seed: random.next()))
     }
 
     /// A random CNAME of 96 bits in base64 (RFC 7022 section 4.2).
@@ -108,23 +107,10 @@ public final class RTPSession: Sendable {
     public var localRTCPAddress: SocketAddress { rtcpSocket?.localAddress ?? rtpSocket.localAddress }
 
     /// Starts the network thread.
-    public func start() {
-        thread.withLock { current in
-            guard current == nil else { return }
-            current = NetworkThread.start(loop)
-        }
-    }
+    public func start() { thread.start() }
 
     /// Sends a BYE and stops the network thread; returns within about 50 ms.
-    public func stop() {
-        let running = thread.withLock { current -> pthread_t? in
-            defer { current = nil }
-            return current
-        }
-        guard let running else { return }
-        loop.stopping.store(true, ordering: .releasing)
-        pthread_join(running, nil)
-    }
+    public func stop() { thread.stop() }
 
     deinit { stop() }
 
@@ -155,26 +141,10 @@ public final class RTPSession: Sendable {
     }
 }
 
-/// Starts a POSIX thread running a ``NetworkLoop``.
-enum NetworkThread {
-    static func start(_ loop: NetworkLoop) -> pthread_t {
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(loop).toOpaque()
-        let result = pthread_create(&thread, nil, { raw in
-            let loop = Unmanaged<NetworkLoop>.fromOpaque(raw!).takeRetainedValue()
-            loop.run()
-            return nil
-        }, context)
-        precondition(result == 0, "pthread_create failed: \(result)")
-        return thread
-    }
-}
-
 /// The network thread's work: receive, validate, hand over; RTCP in and out.
-final class NetworkLoop: @unchecked Sendable {
-    // @unchecked: everything but `stopping` is touched only by the network thread
-    // (between `start()` and the join in `stop()`).
-    let stopping = Atomic<Bool>(false)
+final class NetworkLoop: ThreadLoop, @unchecked Sendable {
+    // @unchecked: everything is touched only by the network thread (between `start()` and
+    // the join in `stop()`).
     private let configuration: RTPSessionConfiguration
     private let ssrc: UInt32
     private let cname: String
@@ -217,7 +187,7 @@ final class NetworkLoop: @unchecked Sendable {
 
     private func seconds(_ t: UInt64) -> Double { Double(t &- start) / 1e9 }
 
-    func run() {
+    func run(stopping: borrowing Atomic<Bool>) {
         logger.debug("RTP session listening", metadata: ["rtp": "\(rtp.localAddress)", "ssrc": "\(ssrc)"])
         while !stopping.load(ordering: .acquiring) {
             let now = RTPClock.monotonicNanoseconds()
