@@ -30,11 +30,11 @@ struct ProcessCommand: ParsableCommand {
     @Option(help: "Echo delay: 'auto' (estimated) or a fixed number of milliseconds.")
     var delay = "auto"
     @Option(help: "Clock drift compensation: auto or off.")
-    var drift = "auto"
+    var drift: DriftMode = .auto
     @Flag(name: .customLong("no-suppression"), help: "Turn residual echo suppression off (linear canceller and noise suppression only).")
     var noSuppression = false
-    @Option(help: "Engine: callaudio, speex, aec3 or passthrough.")
-    var engine = "callaudio"
+    @Option(help: "Engine: \(Engine.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var engine: Engine = .callaudio
     @Option(help: "Scenario folder with ground truth (default: the mic's folder, if it has scenario.json).")
     var scenario: String?
     @Flag(help: "Also score the double-talk near end with PESQ and STOI (Tools/score; needs ground truth).")
@@ -48,17 +48,14 @@ struct ProcessCommand: ParsableCommand {
         guard delay == "auto" || Double(delay).map({ (0...2000).contains($0) }) == true else {
             throw ValidationError("--delay must be 'auto' or milliseconds in 0...2000")
         }
-        guard ["auto", "off"].contains(drift) else { throw ValidationError("--drift must be auto or off") }
-        guard Engine(rawValue: engine) != nil else { throw ValidationError("--engine must be callaudio, speex, aec3 or passthrough") }
     }
 
     func run() throws {
         let farAudio = try WAV.read(far), micAudio = try WAV.read(mic)
         guard farAudio.sampleRate == micAudio.sampleRate else { throw ValidationError("far and mic must have the same rate") }
         let fs = micAudio.sampleRate
-        let options = ProcessingOptions(tailMs: tailMs, frameMs: frameMs, delayMs: Double(delay), drift: drift == "auto",
+        let options = ProcessingOptions(tailMs: tailMs, frameMs: frameMs, delayMs: Double(delay), drift: drift == .auto,
                                         suppression: !noSuppression)
-        let engine = Engine(rawValue: engine)!
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("aecbench-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: work) }
@@ -76,12 +73,7 @@ struct ProcessCommand: ParsableCommand {
         if let truth = try ScenarioFiles.groundTruth(in: folder), truth.sampleRate == fs {
             metrics = Measure.compute(truth, output: result.output, linear: result.linear)
             hasTruth = true
-            if pesq, let dt = truth.doubleTalk, let q = SpeechQuality.score(reference: Array(truth.near[dt]),
-                                                                             degraded: Array(result.output[dt]),
-                                                                             sampleRate: fs, workDirectory: work) {
-                metrics.pesq = q.pesq
-                metrics.stoi = q.stoi
-            }
+            if pesq { metrics.scoreDoubleTalk(truth, output: result.output, workDirectory: work) }
         } else {
             metrics = Metrics()
             metrics.erleDB = Measure.blindERLE(far: farAudio.mono, mic: micAudio.mono, output: result.output, sampleRate: fs)
@@ -89,10 +81,7 @@ struct ProcessCommand: ParsableCommand {
                 Measure.blindERLE(far: farAudio.mono, mic: micAudio.mono, output: $0, sampleRate: fs)
             }
         }
-        metrics.estimatedDelayMs = result.estimatedDelayMs
-        metrics.estimatedDriftPPM = result.estimatedDriftPPM
-        metrics.cancellerResets = result.cancellerResets
-        metrics.realtimeFactor = result.seconds / (Double(result.output.count) / Double(fs))
+        metrics.record(result, sampleRate: fs)
 
         func f(_ v: Double?, _ format: String = "%.1f") -> String { v.map { String(format: format, $0) } ?? "-" }
         print("\(engine.title): ERLE \(f(metrics.erleDB)) dB (linear \(f(metrics.linearERLEDB)) dB), "

@@ -27,7 +27,7 @@ struct SimulateCommand: ParsableCommand {
     @Option(name: .customLong("drift-ppm"), help: "Capture clock minus playback clock, in ppm.")
     var driftPPM = 0.0
     @Option(help: "Loudspeaker distortion: none, mild (about -24 dB) or hard (about -12 dB).")
-    var nonlinear = "none"
+    var nonlinear: LoudspeakerNonlinearity = .none
     @Option(name: .customLong("ser-db"), help: "Near-end to echo level, in dB.")
     var serDB = 0.0
     @Option(name: .customLong("enr-db"), help: "Echo to noise level, in dB.")
@@ -53,7 +53,6 @@ struct SimulateCommand: ParsableCommand {
         guard duration > 1, duration <= 600 else { throw ValidationError("--duration must be in (1, 600] s") }
         guard [8000, 16000, 32000, 48000].contains(rate) else { throw ValidationError("--rate must be 8000, 16000, 32000 or 48000") }
         _ = try parsedDoubleTalk()
-        guard LoudspeakerNonlinearity(rawValue: nonlinear) != nil else { throw ValidationError("--nonlinear must be none, mild or hard") }
     }
 
     func parsedDoubleTalk() throws -> Range<Double>? {
@@ -69,7 +68,7 @@ struct SimulateCommand: ParsableCommand {
         let farSpeech = try ScenarioFiles.load(far, rate: rate)
         let nearSpeech = try near.map { try ScenarioFiles.load($0, rate: rate) }
         var config = ScenarioConfiguration(sampleRate: rate, duration: duration, bulkDelay: delayMs / 1000, driftPPM: driftPPM,
-                                           nonlinearity: LoudspeakerNonlinearity(rawValue: nonlinear) ?? .none, signalToEchoDB: serDB, echoToNoiseDB: enrDB,
+                                           nonlinearity: nonlinear, signalToEchoDB: serDB, echoToNoiseDB: enrDB,
                                            pathChangeTime: pathChangeS, doubleTalk: nearSpeech == nil ? nil : try parsedDoubleTalk(),
                                            seed: seed)
         if let rir {

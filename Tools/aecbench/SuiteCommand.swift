@@ -64,13 +64,12 @@ struct SuiteCommand: ParsableCommand {
     @Option(help: "Speech folder (default: Tests/Fixtures/speech).")
     var speech: String?
     @Option(help: "Room model: shoebox (image method, the default) or decaying-noise (exponentially decaying noise).")
-    var room = "shoebox"
+    var room: RoomModel = .shoebox
     @Flag(name: .customLong("all-wavs"), help: "Keep every seed's WAVs (default: the first seed's only).")
     var allWAVs = false
 
     func validate() throws {
         guard (1...3).contains(seeds) else { throw ValidationError("--seeds must be 1, 2 or 3") }
-        guard ["shoebox", "decaying-noise"].contains(room) else { throw ValidationError("--room must be shoebox or decaying-noise") }
         if let only {
             let names = Set(SuiteScenario.all.map(\.name))
             for n in only.split(separator: ",") where !names.contains(String(n)) {
@@ -101,7 +100,7 @@ struct SuiteCommand: ParsableCommand {
                 let far = try ScenarioFiles.load("\(speechDir)/\(talkers.far)", rate: 16000)
                 let near = try ScenarioFiles.load("\(speechDir)/\(talkers.near)", rate: 16000)
                 var config = ScenarioConfiguration(seed: seed)
-                if room == "decaying-noise" { config.room = .decayingNoise(rt60: 0.3) }
+                if room == .decayingNoise { config.room = .decayingNoise(rt60: 0.3) }
                 suiteScenario.change(&config)
                 let scenario = try Scenario.make(far: far, near: near, configuration: config)
                 let keep = seedIndex == 0 || allWAVs
@@ -115,16 +114,8 @@ struct SuiteCommand: ParsableCommand {
                     let result = try Engines.run(engine, far: scenario.far, mic: scenario.mic, sampleRate: 16000,
                                                  options: ProcessingOptions(), workDirectory: folder)
                     var m = Measure.compute(truth, output: result.output, linear: result.linear)
-                    m.estimatedDelayMs = result.estimatedDelayMs
-                    m.estimatedDriftPPM = result.estimatedDriftPPM
-                    m.cancellerResets = result.cancellerResets
-                    m.realtimeFactor = result.seconds / config.duration
-                    if scoring, let dt = truth.doubleTalk,
-                       let q = SpeechQuality.score(reference: Array(truth.near[dt]), degraded: Array(result.output[dt]),
-                                                   sampleRate: 16000, workDirectory: folder) {
-                        m.pesq = q.pesq
-                        m.stoi = q.stoi
-                    }
+                    m.record(result, sampleRate: 16000)
+                    if scoring { m.scoreDoubleTalk(truth, output: result.output, workDirectory: folder) }
                     try WAV.write(WAVAudio(sampleRate: 16000, samples: result.output), to: "\(folder)/out-\(engine.rawValue).wav")
                     if let linear = result.linear {
                         try WAV.write(WAVAudio(sampleRate: 16000, samples: linear), to: "\(folder)/linear-\(engine.rawValue).wav")
