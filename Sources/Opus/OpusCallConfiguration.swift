@@ -58,9 +58,6 @@ public struct OpusCallConfiguration: Sendable, Equatable {
     /// RTP timestamp units (48 kHz) one frame advances the clock by.
     public var timestampIncrement: Int { Self.rtpClockRate * frameMilliseconds / 1000 }
 
-    /// RTP timestamp units per sample at ``sampleRate`` (3 at 16 kHz).
-    public var timestampUnitsPerSample: Int { Self.rtpClockRate / sampleRate }
-
     /// Checks every field.
     ///
     /// - Throws: ``OpusError/badArgument`` naming the first field out of range.

@@ -22,9 +22,6 @@ final class DelayEstimator {
         var delay: Double
         /// Peak height over the spread of the other lags (a z-score); above ~7 the peak is real.
         var confidence: Double
-        /// Peak of the whitened correlation, 0 ... 1: the share of the microphone's spectrum,
-        /// bin by bin, that the echo explains.
-        var coherence: Double
         /// The capture sample (processing rate) the measurement stands for: the energy-weighted
         /// mean time of the hops in the average. Quiet stretches barely move the average, so its
         /// end time would make a moving delay look late by a varying amount.
@@ -280,13 +277,10 @@ final class DelayEstimator {
         let spread = max(1e-12, (sumSquares / Float(lagCount) - mean * mean).squareRoot())
         let confidence = Double((correlation[peak] - mean) / spread)
         let refined = refine(peak)
-        let band = Float(bandHigh - bandLow + 1)
-        let coherence = Double(correlation[peak] * Float(fftSize) / (2 * band))
         // correlation[k] pairs the window with the loudspeaker k samples after bStart.
         let lag = Double(lagMinimum + lagCount - 1) - refined
         let time = weightSum > 0 ? timeSum / weightSum : Double(end)
-        return Estimate(delay: lag * Double(factor), confidence: confidence, coherence: coherence,
-                        time: Int(time * Double(factor)))
+        return Estimate(delay: lag * Double(factor), confidence: confidence, time: Int(time * Double(factor)))
     }
 
     /// The maximum of the band-limited correlation near integer `peak`, by Newton's method on

@@ -9,9 +9,7 @@ public enum AllocationCounter {
     @inline(__always)
     public static var thisThread: UInt64 { callaudio_thread_allocation_count() }
 
-    /// Allocations made so far by all threads.
-    public static var total: UInt64 { callaudio_total_allocation_count() }
-
-    /// Whether the interposer is counting (it must be, or allocation tests prove nothing).
+    /// Whether the interposer is counting (it must be, or allocation tests prove nothing). It
+    /// allocates once to find out: read it outside the stretch being counted.
     public static var isActive: Bool { callaudio_allocation_counter_active() != 0 }
 }
