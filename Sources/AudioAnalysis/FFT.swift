@@ -13,8 +13,8 @@ struct FFT {
     init(size: Int) {
         precondition(size > 0 && size & (size - 1) == 0, "FFT size must be a power of two")
         self.size = size
-        cosTable = (0..<max(1, size / 2)).map { _cos(2 * Double.pi * Double($0) / Double(size)) }
-        sinTable = (0..<max(1, size / 2)).map { -_sin(2 * Double.pi * Double($0) / Double(size)) }
+        cosTable = (0..<max(1, size / 2)).map { Math.cos(2 * Double.pi * Double($0) / Double(size)) }
+        sinTable = (0..<max(1, size / 2)).map { -Math.sin(2 * Double.pi * Double($0) / Double(size)) }
     }
 
     /// The smallest power of two >= n.

@@ -18,11 +18,11 @@ public enum ImpulseResponse {
         let delaySamples = Int((delay * Double(sampleRate)).rounded())
         let tail = max(1, Int((length ?? rt60) * Double(sampleRate)))
         // Amplitude falls 60 dB (factor 1000) over rt60: a(t) = exp(-t * ln(1000) / rt60).
-        let decayPerSample = _log(1000) / (max(rt60, 1e-4) * Double(sampleRate))
+        let decayPerSample = Math.log(1000) / (max(rt60, 1e-4) * Double(sampleRate))
         var ir = [Float](repeating: 0, count: delaySamples + tail)
         ir[delaySamples] = gain  // the direct path
         for n in 1..<tail {
-            ir[delaySamples + n] = gain * Float(0.5 * rng.gaussian() * _exp(-Double(n) * decayPerSample))
+            ir[delaySamples + n] = gain * Float(0.5 * rng.gaussian() * Math.exp(-Double(n) * decayPerSample))
         }
         return ir
     }

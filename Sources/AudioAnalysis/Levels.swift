@@ -19,7 +19,7 @@ public enum Levels {
 
     /// 10 log10(power), floored at -200 dB so silence stays finite.
     public static func decibels(power: Double) -> Double {
-        power > 1e-20 ? 10 * _log10(power) : -200
+        power > 1e-20 ? 10 * Math.log10(power) : -200
     }
 
     /// Echo return loss enhancement: how much `residual` is below `echo`, in dB.

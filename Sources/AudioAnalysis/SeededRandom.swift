@@ -24,6 +24,6 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
     public mutating func gaussian() -> Double {
         let u1 = max(unit(), 0x1p-53)
         let u2 = unit()
-        return (-2 * _log(u1)).squareRoot() * _cos(2 * Double.pi * u2)
+        return (-2 * Math.log(u1)).squareRoot() * Math.cos(2 * Double.pi * u2)
     }
 }

@@ -5,7 +5,7 @@ public enum Tone {
     /// A sine of `frequency` Hz lasting `seconds`.
     public static func sine(frequency: Double, sampleRate: Int, seconds: Double, amplitude: Float = 0.5) -> [Float] {
         let n = Int(seconds * Double(sampleRate))
-        return (0..<n).map { amplitude * Float(_sin(2 * Double.pi * frequency * Double($0) / Double(sampleRate))) }
+        return (0..<n).map { amplitude * Float(Math.sin(2 * Double.pi * frequency * Double($0) / Double(sampleRate))) }
     }
 
     /// White Gaussian noise with the given RMS.
