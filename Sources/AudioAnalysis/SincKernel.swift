@@ -4,15 +4,20 @@
 /// A 32-tap Kaiser-windowed sinc (beta 8) tabulated at 256 fractional positions, interpolated
 /// linearly between them: a fractional delay that stays below -80 dB error up to 0.8 of Nyquist.
 ///
-/// Thread safety: immutable after `init`; safe to share for reading.
-package final class SincKernel {
+/// The table is the same for every user, so there is one, ``shared`` (33 KB, built on first use).
+///
+/// Thread safety: immutable after `init`; safe to share for reading from any thread.
+package final class SincKernel: @unchecked Sendable {
     package static let taps = 32
+    /// Taps on each side of the interpolated point; also the smallest delay a causal read can use.
+    package static let halfTaps = taps / 2
     package static let phases = 256
-    package static var halfTaps: Int { taps / 2 }
+    /// The one table. Read it where the user is created (not first on an audio thread): it allocates once.
+    package static let shared = SincKernel()
     private let table: UnsafeMutablePointer<Float>
 
-    package init() {
-        let taps = Self.taps, phases = Self.phases, half = Double(taps / 2)
+    private init() {
+        let taps = Self.taps, phases = Self.phases, half = Double(Self.halfTaps)
         table = .allocate(capacity: (phases + 1) * taps)
         let beta = 8.0, i0Beta = Math.besselI0(beta)
         var row = [Double](repeating: 0, count: taps)
@@ -39,7 +44,7 @@ package final class SincKernel {
         let position = fraction * Double(Self.phases)
         let row = min(Int(position), Self.phases - 1)
         let mix = Float(position - Double(row))
-        let start = x - (Self.taps / 2 - 1)
+        let start = x - (Self.halfTaps - 1)
         let lower = dot(table + row * Self.taps, start, Self.taps)
         let upper = dot(table + (row + 1) * Self.taps, start, Self.taps)
         return lower + mix * (upper - lower)

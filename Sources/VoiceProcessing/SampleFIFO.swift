@@ -66,47 +66,20 @@ final class SampleFIFO<Sample: BitwiseCopyable & AdditiveArithmetic> {
 
 
 /// The loudspeaker signal kept for echo cancellation: a ring indexed by absolute sample
-/// number, read back at any (fractional) delay.
+/// number (an ``InterpolatingRing``, the same delay line as the simulated room's), read back at
+/// any (fractional) delay.
 ///
 /// Thread safety: not thread-safe; used by the I/O thread only. Nothing allocates after `init`.
 final class ReferenceRing {
-    private let capacity: Int
-    private let mask: Int
-    private let ring: UnsafeMutablePointer<Float>
-    private let window: UnsafeMutablePointer<Float>
-    private let kernel = SincKernel()
-    /// Samples written so far: the index of the next one.
-    private(set) var written = 0
+    private let history: InterpolatingRing
 
     /// A ring holding at least `span` samples of history.
     init(span: Int) {
-        var size = 64
-        while size < span + SincKernel.taps { size <<= 1 }
-        capacity = size
-        mask = size - 1
-        ring = .allocate(capacity: size)
-        ring.initialize(repeating: 0, count: size)
-        window = .allocate(capacity: SincKernel.taps)
-        window.initialize(repeating: 0, count: SincKernel.taps)
+        history = InterpolatingRing(minimumCapacity: max(64, span + SincKernel.taps))
     }
-
-    deinit {
-        ring.deallocate()
-        window.deallocate()
-    }
-
-    /// How far back the ring reaches, in samples.
-    var history: Int { capacity - SincKernel.taps }
 
     func write(_ samples: UnsafePointer<Float>, _ n: Int) {
-        for i in 0..<n { ring[(written + i) & mask] = samples[i] }
-        written += n
-    }
-
-    /// The sample at absolute index `index` (zero outside what the ring holds).
-    @inline(__always)
-    func sample(at index: Int) -> Float {
-        index >= 0 && index < written && written - index <= capacity ? ring[index & mask] : 0
+        history.write(samples, n)
     }
 
     /// Reads `count` samples starting at absolute position `start` (fractional), advancing by
@@ -114,22 +87,15 @@ final class ReferenceRing {
     func read(from start: Double, step: Double, count: Int, into output: UnsafeMutablePointer<Float>) {
         if step == 1, start == start.rounded() {
             let first = Int(start)
-            for i in 0..<count { output[i] = sample(at: first + i) }
+            for i in 0..<count { output[i] = history.sample(at: first + i) }
             return
         }
         for i in 0..<count {
-            let position = start + Double(i) * step
-            let whole = position.rounded(.down)
-            let index = Int(whole)
-            let first = index - (SincKernel.halfTaps - 1)
-            for k in 0..<SincKernel.taps { window[k] = sample(at: first + k) }
-            output[i] = kernel.interpolate(window + (SincKernel.halfTaps - 1), fraction: position - whole)
+            output[i] = history.interpolated(at: start + Double(i) * step)
         }
     }
 
     func reset() {
-        ring.update(repeating: 0, count: capacity)
-        written = 0
+        history.reset()
     }
 }
-
