@@ -65,7 +65,8 @@ public struct EchoPathError: Error, Sendable, Equatable, CustomStringConvertible
 /// The chain: loudspeaker ``LoudspeakerNonlinearity`` (memoryless) -> room response (partitioned
 /// FFT convolution with a direct-form head, so no latency) -> bulk delay and clock drift (a
 /// time-varying windowed-sinc delay line) -> echo. With an ``EchoPathChange``, a second room
-/// runs alongside and takes over at the change time.
+/// runs alongside from the start (so its reverberation is there when it takes over) and takes
+/// over at the change time; from then on the first room is no longer run.
 ///
 /// Streaming and offline use are the same code: ``render(_:)`` is one call of
 /// ``process(render:echo:)`` over the whole signal, and any split of the input into blocks gives
@@ -134,10 +135,15 @@ public final class EchoPath {
         while done < render.count {
             let n = min(chunk, render.count - done)
             for i in 0..<n { driven[i] = nonlinearity.apply(input[done + i]) }
-            room.process(driven, echoed, count: n)
-            if let changedRoom {
-                changedRoom.process(driven, changed, count: n)
-                for i in 0..<n where sampleCount + i >= changeSample { echoed[i] = changed[i] }
+            if let changedRoom, sampleCount >= changeSample {
+                // Past the change only the new room is heard: the old one is no longer run.
+                changedRoom.process(driven, echoed, count: n)
+            } else {
+                room.process(driven, echoed, count: n)
+                if let changedRoom {
+                    changedRoom.process(driven, changed, count: n)
+                    for i in 0..<n where sampleCount + i >= changeSample { echoed[i] = changed[i] }
+                }
             }
             delay.process(echoed, output + done, count: n)
             sampleCount += n
