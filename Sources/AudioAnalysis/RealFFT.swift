@@ -63,10 +63,7 @@ package final class RealFFT {
         workRe.deallocate(); workIm.deallocate()
     }
 
-    /// Bins in the half spectrum.
-    package var binCount: Int { half + 1 }
-
-    /// Forward transform of `size` samples into `binCount` bins (unscaled).
+    /// Forward transform of `size` samples into the `size / 2 + 1` bins of the half spectrum (unscaled).
     package func forward(_ input: UnsafePointer<Float>, real: UnsafeMutablePointer<Float>, imaginary: UnsafeMutablePointer<Float>) {
         for n in 0..<half {
             let j = Int(bitReversed[n])
@@ -91,7 +88,7 @@ package final class RealFFT {
         }
     }
 
-    /// Inverse transform of `binCount` bins into `size` samples, scaled by `1 / size`.
+    /// Inverse transform of the `size / 2 + 1` bins into `size` samples, scaled by `1 / size`.
     package func inverse(real: UnsafePointer<Float>, imaginary: UnsafePointer<Float>, _ output: UnsafeMutablePointer<Float>) {
         for k in 0..<half {
             let m = half - k

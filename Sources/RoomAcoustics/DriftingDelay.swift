@@ -16,7 +16,6 @@ import AudioAnalysis
 /// Thread safety: not thread-safe; one owner at a time. ``process(_:_:count:)`` does not allocate.
 final class DriftingDelay {
     let bulkDelay: Double
-    let ppm: Double
     let maximumExcursion: Double
     private let rate: Double
     private let exact: Int?
@@ -32,7 +31,6 @@ final class DriftingDelay {
     ///   - maximumExcursion: how far the drift may move the delay before it slips, in samples.
     init(delay: Double, ppm: Double, maximumExcursion: Double) {
         precondition(delay >= 0 && delay < 10_000_000, "delay out of range")
-        self.ppm = ppm
         self.maximumExcursion = max(1, maximumExcursion)
         rate = ppm / (1e6 + ppm)
         let whole = delay.rounded()
@@ -67,12 +65,5 @@ final class DriftingDelay {
             }
             output[i] = history.interpolated(at: Double(n) - d)
         }
-    }
-
-    /// Forgets the input, as if just created.
-    func reset() {
-        history.reset()
-        slipOffset = 0
-        slips = 0
     }
 }

@@ -121,8 +121,6 @@ public final class EchoPath {
         changed.deallocate()
     }
 
-    /// The delay the bulk delay line adds, in samples (raised to 16 when it must interpolate).
-    public var effectiveBulkDelay: Double { delay.bulkDelay }
     /// How many times clock drift made the simulated device slip.
     public var slips: Int { delay.slips }
 
@@ -161,14 +159,6 @@ public final class EchoPath {
     /// The echo of a whole signal through a new path (offline use).
     public static func render(_ configuration: EchoPathConfiguration, signal: [Float]) throws(EchoPathError) -> [Float] {
         try EchoPath(configuration).process(signal)
-    }
-
-    /// Forgets all input, as if just created.
-    public func reset() {
-        room.reset()
-        changedRoom?.reset()
-        delay.reset()
-        sampleCount = 0
     }
 }
 

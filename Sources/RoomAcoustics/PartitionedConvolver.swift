@@ -15,8 +15,6 @@ import AudioAnalysis
 final class PartitionedConvolver {
     /// Partition size in samples (a power of two).
     let blockSize: Int
-    /// Taps in the impulse response.
-    let length: Int
     /// The first `blockSize` taps, reversed, for the direct part.
     private let head: UnsafeMutablePointer<Float>
     /// Number of frequency-domain partitions after the head.
@@ -43,7 +41,6 @@ final class PartitionedConvolver {
     init(impulseResponse: [Float], blockSize: Int = 128) {
         precondition(blockSize >= 8 && blockSize & (blockSize - 1) == 0, "block size must be a power of two >= 8")
         self.blockSize = blockSize
-        length = impulseResponse.count
         partitions = max(0, (impulseResponse.count + blockSize - 1) / blockSize - 1)
         bins = blockSize + 1
         head = .allocate(capacity: blockSize)
@@ -106,16 +103,6 @@ final class PartitionedConvolver {
                 position = 0
             }
         }
-    }
-
-    /// Clears the input history, as if the convolver had just been created.
-    func reset() {
-        history.update(repeating: 0, count: 2 * blockSize)
-        tailOut.update(repeating: 0, count: blockSize)
-        spectraRe.update(repeating: 0, count: max(1, partitions) * bins)
-        spectraIm.update(repeating: 0, count: max(1, partitions) * bins)
-        position = 0
-        newest = 0
     }
 
     /// At a block boundary: transform the last two blocks, compute the partitions' share of the
