@@ -232,16 +232,9 @@ public struct Scenario: Sendable {
     /// Index of the first 10 ms frame within 30 dB of the loudest one (skips leading silence).
     static func firstActive(_ x: [Float], sampleRate: Int) -> Int {
         let frame = max(1, sampleRate / 100)
-        var powers: [Double] = []
-        var start = 0
-        while start + frame <= x.count {
-            var e = 0.0
-            for i in start..<(start + frame) { e += Double(x[i]) * Double(x[i]) }
-            powers.append(e)
-            start += frame
-        }
-        guard let peak = powers.max(), peak > 0 else { return 0 }
-        let index = powers.firstIndex { $0 >= peak * 1e-3 } ?? 0
+        let energies = SignalLevels.frameEnergies(x, frame: frame)
+        guard let peak = energies.max(), peak > 0 else { return 0 }
+        let index = energies.firstIndex { $0 >= peak * 1e-3 } ?? 0
         return index * frame
     }
 }

@@ -10,14 +10,7 @@ public enum SignalLevels {
     /// echo-to-noise ratios mean the same for talkers who pause differently.
     public static func activePower(_ x: [Float], sampleRate: Int) -> Double {
         let frame = max(1, sampleRate / 100)
-        var powers: [Double] = []
-        var start = 0
-        while start + frame <= x.count {
-            var e = 0.0
-            for i in start..<(start + frame) { e += Double(x[i]) * Double(x[i]) }
-            powers.append(e / Double(frame))
-            start += frame
-        }
+        let powers = frameEnergies(x, frame: frame).map { $0 / Double(frame) }
         guard !powers.isEmpty else { return 0 }
         var level = powers.reduce(0, +) / Double(powers.count)
         guard level > 0 else { return 0 }
@@ -30,6 +23,20 @@ public enum SignalLevels {
             level = next
         }
         return level
+    }
+
+    /// The energy (sum of squares) of each whole `frame`-sample frame of `x`, in order; a
+    /// partial frame at the end is left out.
+    static func frameEnergies(_ x: [Float], frame: Int) -> [Double] {
+        var energies: [Double] = []
+        var start = 0
+        while start + frame <= x.count {
+            var e = 0.0
+            for i in start..<(start + frame) { e += Double(x[i]) * Double(x[i]) }
+            energies.append(e)
+            start += frame
+        }
+        return energies
     }
 
     /// The active level in dBFS (a full-scale sine is -3 dBFS).
