@@ -15,10 +15,16 @@ public struct Alignment: Sendable, Equatable {
     /// Finds the lag in `-maxLag...maxLag` that maximises the cross-correlation
     /// of `reference` and `test`, and the correlation coefficient there.
     public static func find(reference: [Float], test: [Float], maxLag: Int) -> Alignment {
-        let xcorr = Convolution.crossCorrelation(reference, test, maxLag: maxLag)
+        find(reference: reference, test: test, lags: -maxLag...maxLag)
+    }
+
+    /// The lag in `lags` that maximises the cross-correlation (the first on a tie), and the
+    /// correlation coefficient there.
+    static func find(reference: [Float], test: [Float], lags: ClosedRange<Int>) -> Alignment {
+        let xcorr = Convolution.crossCorrelation(reference, test, lags: lags)
         var best = 0
         for i in xcorr.indices where xcorr[i] > xcorr[best] { best = i }
-        let lag = best - maxLag
+        let lag = lags.lowerBound + best
         return Alignment(lag: lag, correlation: correlation(reference, test, lag: lag))
     }
 
@@ -58,8 +64,10 @@ extension Alignment {
             let lo = max(0, start + lag - search), hi = min(test.count, start + window + lag + search)
             guard hi - lo > window / 2 else { continue }
             let piece = Array(reference[start..<(start + window)])
-            // `found.lag` is relative to the test slice, which starts `start + lag - search` in.
-            let found = find(reference: piece, test: Array(test[lo..<hi]), maxLag: search + (start + lag - search - lo) + search)
+            // Lags relative to the test slice, which starts at `lo`: `start + lag - search` in the
+            // whole test is `first` in the slice (past its start where the slice was clipped at 0).
+            let first = start + lag - search - lo
+            let found = find(reference: piece, test: Array(test[lo..<hi]), lags: first...(first + 2 * search))
             weighted += energy * found.correlation
             total += energy
         }

@@ -33,10 +33,15 @@ public enum Convolution {
     ///
     /// - Returns: an array of `2 * maxLag + 1` values; index `maxLag + lag`.
     public static func crossCorrelation(_ a: [Float], _ b: [Float], maxLag: Int) -> [Double] {
-        guard !a.isEmpty, !b.isEmpty else { return [Double](repeating: 0, count: 2 * maxLag + 1) }
+        crossCorrelation(a, b, lags: -maxLag...maxLag)
+    }
+
+    /// Cross-correlation `r[lag] = sum_n a[n] * b[n + lag]` for each lag in `lags`, in order.
+    static func crossCorrelation(_ a: [Float], _ b: [Float], lags: ClosedRange<Int>) -> [Double] {
+        guard !a.isEmpty, !b.isEmpty else { return [Double](repeating: 0, count: lags.count) }
         // Convolving b with a reversed gives sum_n a[n] b[n + lag] at index (a.count - 1 + lag).
         let full = convolve(a.reversed().map(Double.init), b.map(Double.init))
-        return (-maxLag...maxLag).map { lag in
+        return lags.map { lag in
             let index = a.count - 1 + lag
             return full.indices.contains(index) ? full[index] : 0
         }

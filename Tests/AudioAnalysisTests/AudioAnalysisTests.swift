@@ -76,6 +76,16 @@ struct SegmentedCorrelationTests {
         #expect(segmented > 0.99)
     }
 
+    @Test("Each window searches only its documented range, +-search around the lag")
+    func searchRange() {
+        let x = Tone.noise(count: 16000, rms: 0.2, seed: 11)
+        // The test runs 600 samples early (lag -600).
+        let y = Array(x[600...])
+        #expect(Alignment.segmentedCorrelation(reference: x, test: y, around: 0, window: 4000, search: 800) > 0.99)
+        #expect(Alignment.segmentedCorrelation(reference: x, test: y, around: 0, window: 4000, search: 400) < 0.2)
+        #expect(Alignment.segmentedCorrelation(reference: x, test: y, around: -600, window: 4000, search: 50) > 0.99)
+    }
+
     @Test("Unrelated signals stay uncorrelated segment by segment")
     func unrelated() {
         let x = Tone.noise(count: 16000, rms: 0.2, seed: 9), y = Tone.noise(count: 16000, rms: 0.2, seed: 10)
