@@ -49,16 +49,25 @@ public struct Alignment: Sendable, Equatable {
 extension Alignment {
     /// Correlation of `test` with `reference` when the delay between them may change over
     /// time (an adaptive jitter buffer stretches and shrinks it): each `window` of the reference
-    /// is aligned on its own, within `search` samples of `around`, and the windows' correlations
+    /// is aligned on its own, within `search` samples of a lag, and the windows' correlations
     /// are averaged weighted by the reference's energy in them. Windows with less than a hundredth
     /// of the mean window energy (silence) are left out.
     ///
+    /// This is the one measure of received speech against its source: `voicecall rtp compare`
+    /// (and so `Tools/interop/run`), the RTP tests and the demo report all use it.
+    ///
+    /// - Parameters:
+    ///   - lag: where the search starts (typically ``find(reference:test:maxLag:)`` over the whole signal).
+    ///   - tracking: search each window around the lag found for the previous window with speech
+    ///     instead of around `lag`, so a delay that wanders further than `search` over the call,
+    ///     a little per window, is followed.
     /// - Returns: the weighted mean correlation, 0 when the reference is silent.
     public static func segmentedCorrelation(reference: [Float], test: [Float], around lag: Int,
-                                            window: Int, search: Int) -> Double {
+                                            window: Int, search: Int, tracking: Bool = false) -> Double {
         let starts = Array(stride(from: 0, to: reference.count - window + 1, by: window))
         let energies = starts.map { Levels.energy(reference[$0..<($0 + window)]) }
         let mean = energies.reduce(0, +) / Double(max(1, energies.count))
+        var lag = lag
         var weighted = 0.0, total = 0.0
         for (start, energy) in zip(starts, energies) where energy > mean / 100 {
             let lo = max(0, start + lag - search), hi = min(test.count, start + window + lag + search)
@@ -70,6 +79,7 @@ extension Alignment {
             let found = find(reference: piece, test: Array(test[lo..<hi]), lags: first...(first + 2 * search))
             weighted += energy * found.correlation
             total += energy
+            if tracking { lag = found.lag + lo - start }
         }
         return total > 0 ? weighted / total : 0
     }

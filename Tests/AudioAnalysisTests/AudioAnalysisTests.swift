@@ -86,6 +86,19 @@ struct SegmentedCorrelationTests {
         #expect(Alignment.segmentedCorrelation(reference: x, test: y, around: -600, window: 4000, search: 50) > 0.99)
     }
 
+    @Test("With tracking, a delay that walks further than the search range, a step per window, is followed")
+    func tracksWanderingDelay() {
+        let x = Tone.noise(count: 32000, rms: 0.2, seed: 12)
+        // Window k arrives 100 + 300 k samples late: 2200 by the last one, against a search of 400.
+        var y = [Float](repeating: 0, count: 100)
+        for start in stride(from: 0, to: 32000, by: 4000) {
+            if start > 0 { y += [Float](repeating: 0, count: 300) }
+            y += x[start..<(start + 4000)]
+        }
+        #expect(Alignment.segmentedCorrelation(reference: x, test: y, around: 100, window: 4000, search: 400, tracking: true) > 0.99)
+        #expect(Alignment.segmentedCorrelation(reference: x, test: y, around: 100, window: 4000, search: 400) < 0.5)
+    }
+
     @Test("Unrelated signals stay uncorrelated segment by segment")
     func unrelated() {
         let x = Tone.noise(count: 16000, rms: 0.2, seed: 9), y = Tone.noise(count: 16000, rms: 0.2, seed: 10)

@@ -1,3 +1,4 @@
+import AudioAnalysis
 import Opus
 import RTP
 import Testing
@@ -9,10 +10,14 @@ import WAV
 struct CallSimulationTests {
     static let speech: [Int16] = Array(try! Fixtures.speech(Fixtures.englishFemale).int16Samples.prefix(16000 * 10))
 
-    /// Aligned correlation of the received audio with the source (delay changes in 20 ms steps).
+    /// Aligned correlation of the received audio with the source: each half second aligned on its
+    /// own within three frames (60 ms) of the previous one's lag, since the jitter buffer moves the
+    /// delay along the way.
     static func quality(_ received: [Int16]) -> Double {
-        RTPAlignment.stepwise(reference: speech.map { Float($0) / 32768 }, test: received.map { Float($0) / 32768 },
-                              maxLag: 3200, step: 320, segment: 8000).correlation
+        let reference = speech.map { Float($0) / 32768 }, test = received.map { Float($0) / 32768 }
+        let start = Alignment.find(reference: reference, test: test, maxLag: 3200)
+        return Alignment.segmentedCorrelation(reference: reference, test: test, around: start.lag, window: 8000,
+                                              search: 960, tracking: true)
     }
 
     @Test("With 40 +- 10 ms of jitter the delay stays within the jitter's 95th percentile + 20 ms, at any pull phase",

@@ -40,8 +40,9 @@ struct RTPCompareCommand: ParsableCommand {
         let test = try SpeechFiles.load(received, sampleRate: rate)
         let maxLag = min(maxLagMs * rate / 1000, max(test.count, ref.count))
         let global = Alignment.find(reference: ref, test: test, maxLag: maxLag)
-        let piecewise = Self.piecewise(reference: ref, test: test, start: global.lag, segment: rate,
-                                       drift: driftMs * rate / 1000)
+        // Each second within --drift-ms of the previous second's lag.
+        let piecewise = Alignment.segmentedCorrelation(reference: ref, test: test, around: global.lag, window: rate,
+                                                       search: driftMs * rate / 1000, tracking: true)
         if let alignedOut {
             let aligned = (0..<ref.count).map { n -> Float in
                 let i = n + global.lag
@@ -61,30 +62,5 @@ struct RTPCompareCommand: ParsableCommand {
             print(String(decoding: data, as: UTF8.self))
         }
         if !passed { throw ExitCode.failure }
-    }
-
-    /// Energy-weighted mean correlation of `segment`-long pieces of `reference`, each
-    /// aligned within `drift` of the previous piece's lag.
-    static func piecewise(reference: [Float], test: [Float], start: Int, segment: Int, drift: Int) -> Double {
-        var lag = start
-        var weighted = 0.0, weights = 0.0
-        var offset = 0
-        while offset + segment <= reference.count {
-            defer { offset += segment }
-            let ref = Array(reference[offset..<(offset + segment)])
-            guard Levels.dBFS(ref) > -50 else { continue }
-            let lo = offset + lag - drift, hi = offset + lag + segment + drift
-            guard lo >= 0, hi <= test.count else { continue }
-            let window = Array(test[lo..<hi])
-            // ref[n] against window[n + drift + d], d in -drift...drift.
-            let padded = [Float](repeating: 0, count: drift) + ref
-            let local = Alignment.find(reference: padded, test: window, maxLag: drift)
-            let c = Alignment.correlation(ref, window, lag: drift + local.lag)
-            let energy = Levels.energy(ref)
-            weighted += c * energy
-            weights += energy
-            lag += local.lag
-        }
-        return weights > 0 ? weighted / weights : 0
     }
 }
