@@ -38,6 +38,35 @@ struct AudioAnalysisTests {
         #expect(abs(Levels.erle(echo: echo, residual: residual) - 40) < 1e-6)
     }
 
+    @Test("ERLE over ranges sums only inside them, clips them to the signals and has nothing to say without echo")
+    func erleOverRanges() {
+        let echo = Tone.noise(count: 1000, rms: 0.1, seed: 6)
+        var residual = echo.map { $0 / 100 }
+        residual[500..<600] = ArraySlice(echo[500..<600])  // loud residual outside the ranges
+        let ranges = [0..<500, 600..<1200]
+        #expect(abs(Levels.erle(echo: echo, residual: residual, over: ranges)! - 40) < 1e-6)
+        #expect(Levels.erle(echo: echo, residual: residual, over: [400..<700])! < 10)
+        #expect(Levels.erle(echo: echo, residual: residual, over: []) == nil)
+        #expect(Levels.erle(echo: echo, residual: residual, over: [1000..<1100]) == nil)
+        #expect(Levels.erle(echo: echo, residual: [Float](repeating: 0, count: 1000), over: [0..<1000], residualFloor: 1e-12)!
+                == Levels.decibels(power: Levels.energy(echo) / 1e-12))
+    }
+
+    @Test("Far-end single talk: echo without the talker nearby, after the echo frames skipped")
+    func farEndSingleTalk() {
+        let frame = 100
+        let echo = Tone.noise(count: 2000, rms: 0.1, seed: 6)
+        var near = [Float](repeating: 0, count: 2000)
+        near[1050..<1150] = ArraySlice(Tone.noise(count: 100, rms: 0.1, seed: 7))
+        let all = Levels.farEndSingleTalk(near: near, echo: echo, frame: frame, from: 0, to: 2000, nearBelow: -60, echoAbove: -40)
+        #expect(all == stride(from: 0, to: 2000, by: frame).filter { $0 != 1000 && $0 != 1100 }.map { $0..<($0 + frame) })
+        // A guard of one frame also drops the frames next to the talker; skipping drops the first echo frames.
+        let guarded = Levels.farEndSingleTalk(near: near, echo: echo, frame: frame, from: frame, to: 1900, nearBelow: -60,
+                                              echoAbove: -40, nearGuard: frame, skippingEchoFrames: 3)
+        #expect(guarded == stride(from: 400, to: 1900, by: frame).filter { !(900...1200).contains($0) }.map { $0..<($0 + frame) })
+        #expect(Levels.farEndSingleTalk(near: near, echo: echo, frame: frame, from: 0, to: 2000, nearBelow: -60, echoAbove: 0).isEmpty)
+    }
+
     @Test("A decaying-noise impulse response starts after its delay and falls 60 dB over RT60")
     func impulseResponseDecay() {
         let ir = ImpulseResponse.decayingNoise(sampleRate: 16000, rt60: 0.3, delay: 0.005, length: 0.6, seed: 7)

@@ -56,19 +56,6 @@ enum Measure {
     static let convergenceDB = 20.0
     static let sustainSeconds = 1.0
 
-    /// 10 log10 of echo energy over residual energy, over `ranges`.
-    static func erle(echo: [Float], output: [Float], ranges: [Range<Int>]) -> Double? {
-        var e = 0.0, r = 0.0
-        for range in ranges {
-            for i in range where i < output.count && i < echo.count {
-                e += Double(echo[i]) * Double(echo[i])
-                r += Double(output[i]) * Double(output[i])
-            }
-        }
-        guard e > 0 else { return nil }
-        return Levels.decibels(power: e / max(r, 1e-20))
-    }
-
     /// `ranges` clipped to start at `from`.
     static func clip(_ ranges: [Range<Int>], from: Int, to: Int = .max) -> [Range<Int>] {
         ranges.compactMap { r in
@@ -142,21 +129,21 @@ enum Measure {
         let fs = truth.sampleRate
         var m = Metrics()
         let steady = clip(truth.farSingleTalk, from: 2 * fs)
-        m.erleDB = erle(echo: truth.echo, output: output, ranges: steady)
+        m.erleDB = Levels.erle(echo: truth.echo, residual: output, over: steady)
         let series = erleOverTime(truth, output: output)
         m.erleOverTime = series
         let firstSegmentEnd = Double(truth.doubleTalk?.lowerBound ?? truth.echo.count) / Double(fs)
         m.convergenceS = timeToReach(series, from: 0, until: firstSegmentEnd)
         if let dt = truth.doubleTalk, dt.upperBound < truth.echo.count {
-            m.postDoubleTalkERLEDB = erle(echo: truth.echo, output: output,
-                                          ranges: [dt.upperBound..<min(truth.echo.count, dt.upperBound + 2 * fs)])
+            m.postDoubleTalkERLEDB = Levels.erle(echo: truth.echo, residual: output,
+                                                 over: [dt.upperBound..<min(truth.echo.count, dt.upperBound + 2 * fs)])
         }
         if let change = truth.pathChange {
             m.pathChangeRecoveryS = timeToReach(series, from: Double(change) / Double(fs), until: Double(truth.echo.count) / Double(fs))
         }
         m.addedDelayMs = addedDelay(truth, output: output)
         if let linear {
-            m.linearERLEDB = erle(echo: truth.echo, output: linear, ranges: steady)
+            m.linearERLEDB = Levels.erle(echo: truth.echo, residual: linear, over: steady)
             let linearSeries = erleOverTime(truth, output: linear)
             m.linearERLEOverTime = linearSeries
             m.linearConvergenceS = timeToReach(linearSeries, from: 0, until: firstSegmentEnd)
@@ -179,7 +166,7 @@ enum Measure {
             if Levels.energy(far[range]) / Double(frame) > 1e-5 { ranges.append(range) }
             start += frame
         }
-        return erle(echo: mic, output: output, ranges: ranges)
+        return Levels.erle(echo: mic, residual: output, over: ranges)
     }
 }
 

@@ -98,19 +98,11 @@ struct DemoReport: Encodable {
         let spoken = room.spokenNearSpeech, echo = room.recording.echo
         let processed = uplink.map { Float($0) / 32768 }
         let frame = rate / 50, end = min(spoken.count, echo.count, processed.count)
-        var echoEnergy = 0.0, residualEnergy = 0.0, frames = 0, echoFrames = 0
         // The processed signal lags the microphone by the processing's latency: skip a frame either
         // side of any speech so the talker never leaks into the residual.
-        for start in stride(from: frame, to: end - 3 * frame, by: frame) {
-            let near = (start - frame)..<(start + 2 * frame)
-            let echoing = Levels.dBFS(echo[start..<(start + frame)]) > -50
-            if echoing { echoFrames += 1 }
-            guard echoing, echoFrames > 100, Levels.dBFS(spoken[near]) < -70 else { continue }
-            echoEnergy += Levels.energy(echo[start..<(start + frame)])
-            residualEnergy += Levels.energy(processed[start..<(start + frame)])
-            frames += 1
-        }
-        return frames > 0 ? Levels.decibels(power: echoEnergy / max(residualEnergy, 1e-12)) : nil
+        let frames = Levels.farEndSingleTalk(near: spoken, echo: echo, frame: frame, from: frame, to: end - 3 * frame,
+                                             nearBelow: -70, echoAbove: -50, nearGuard: frame, skippingEchoFrames: 100)
+        return Levels.erle(echo: echo, residual: processed, over: frames, residualFloor: 1e-12)
     }
 
     func print(json: Bool, out: String) {

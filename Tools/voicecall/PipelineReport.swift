@@ -24,19 +24,13 @@ struct Report: Codable {
         // Far-end single talk: 20 ms frames where the near-end talker is silent and the echo is not,
         // skipping the first 2 s while the canceller converges.
         let frame = rate / 50
-        var echoOnly: [Float] = [], residual: [Float] = []
-        for start in stride(from: rate * 2, to: near.count - frame, by: frame) {
-            let range = start..<(start + frame)
-            if Levels.dBFS(near[range]) < -60, Levels.dBFS(echo[range]) > -45 {
-                echoOnly += mic[range]
-                residual += uplink[range]
-            }
-        }
+        let singleTalk = Levels.farEndSingleTalk(near: near, echo: echo, frame: frame, from: rate * 2, to: near.count - frame,
+                                                 nearBelow: -60, echoAbove: -45)
         let seconds = Double(near.count) / Double(rate)
         let alignment = Alignment.find(reference: near, test: received, maxLag: rate / 10)
         let wall = elapsed.seconds
         return Report(seconds: seconds,
-                      erleDB: echoOnly.isEmpty ? .nan : Levels.erle(echo: echoOnly, residual: residual),
+                      erleDB: Levels.erle(echo: mic, residual: uplink, over: singleTalk) ?? .nan,
                       uplinkCorrelation: alignment.correlation,
                       codecLookaheadMs: Double(lookahead) * 1000 / Double(rate),
                       averageBitrate: Double(packetBytes * 8) / seconds,
