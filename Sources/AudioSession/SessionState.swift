@@ -25,6 +25,8 @@ struct SessionState: Sendable {
     /// Increases with every activation in the system: the most recent activation has the largest.
     var activationSerial: UInt64 = 0
     var isInBackground = false
+    /// Set only on an inactive session: ``SystemState`` sets it when an interruption makes the
+    /// session inactive and clears it on activation, so an active session never has one.
     var interruptedBy: Interrupter?
 
     var portOverride = AudioSession.PortOverride.none

@@ -154,13 +154,11 @@ struct SystemState: Sendable {
 
     mutating func removeSession(_ id: UInt64, _ effects: inout Effects) {
         guard sessions[id] != nil else { return }
+        // Also ends every interruption this session caused, so no session is left waiting on it.
         _ = deactivate(id, options: [], &effects)
         guard let session = sessions.removeValue(forKey: id) else { return }
         effects.finishedStreams += session.streams.values
         effects.released.append(Array(session.observers.values))
-        for other in orderedIDs where sessions[other]?.interruptedBy == .session(id) {
-            sessions[other]?.interruptedBy = nil
-        }
     }
 
     // MARK: - Configuration
@@ -230,19 +228,11 @@ struct SystemState: Sendable {
     /// - Returns: The names of the I/O that was still running (the caller reports `isBusy`).
     mutating func deactivate(_ id: UInt64, options: AudioSession.SetActiveOptions, _ effects: inout Effects) -> [String] {
         guard let session = sessions[id] else { return [] }
-        var stopped: [String] = []
-        if session.isActive {
-            let records = session.ioActivities.sorted { $0.key < $1.key }.map(\.value)
-            stopped = records.map(\.name)
-            effects.ioStops += records
-            sessions[id]?.ioActivities = [:]
-            sessions[id]?.isActive = false
-            sessions[id]?.reportedRoute = nil
-        }
+        let stopped = session.isActive ? makeInactive(id, &effects) : []
         let notify = options.contains(.notifyOthersOnDeactivation)
         var released: [String] = []
         for other in orderedIDs {
-            guard let victim = sessions[other], victim.interruptedBy == .session(id), !victim.isActive else { continue }
+            guard let victim = sessions[other], victim.interruptedBy == .session(id) else { continue }
             sessions[other]?.interruptedBy = nil
             released.append(victim.name)
             post(.interruption(.init(type: .ended, options: notify ? .shouldResume : [])), to: other)
@@ -259,20 +249,30 @@ struct SystemState: Sendable {
     /// Makes a session inactive involuntarily: I/O stopped, override cleared, `began` queued.
     mutating func interrupt(_ id: UInt64, reason: AudioSession.InterruptionReason, by interrupter: Interrupter, _ effects: inout Effects) {
         guard let session = sessions[id], session.isActive else { return }
-        effects.ioStops += session.ioActivities.sorted { $0.key < $1.key }.map(\.value)
-        sessions[id]?.ioActivities = [:]
-        sessions[id]?.isActive = false
+        makeInactive(id, &effects)
         sessions[id]?.portOverride = .none  // transient: an interruption clears it
         sessions[id]?.interruptedBy = interrupter
-        sessions[id]?.reportedRoute = nil
         post(.interruption(.init(type: .began, reason: reason)), to: id)
+    }
+
+    /// Makes a session inactive: its registered I/O is stopped (in registration order) and
+    /// forgotten, and it has no reported route. What else changes is up to the caller.
+    /// - Returns: The names of the I/O that was stopped.
+    @discardableResult
+    private mutating func makeInactive(_ id: UInt64, _ effects: inout Effects) -> [String] {
+        guard let session = sessions[id] else { return [] }
+        let records = session.ioActivities.sorted { $0.key < $1.key }.map(\.value)
+        effects.ioStops += records
+        sessions[id]?.ioActivities = [:]
+        sessions[id]?.isActive = false
+        sessions[id]?.reportedRoute = nil
+        return records.map(\.name)
     }
 
     /// Ends interruptions of one kind with `shouldResume` (the condition is gone).
     mutating func endInterruptions(by interrupter: Interrupter, where condition: (SessionState) -> Bool = { _ in true }) {
         for id in orderedIDs {
-            guard let session = sessions[id], session.interruptedBy == interrupter, !session.isActive,
-                  condition(session) else { continue }
+            guard let session = sessions[id], session.interruptedBy == interrupter, condition(session) else { continue }
             sessions[id]?.interruptedBy = nil
             post(.interruption(.init(type: .ended, options: .shouldResume)), to: id)
         }
@@ -446,11 +446,7 @@ struct SystemState: Sendable {
 
     private mutating func stopEverything(_ effects: inout Effects) {
         for id in orderedIDs {
-            guard let session = sessions[id] else { continue }
-            effects.ioStops += session.ioActivities.sorted { $0.key < $1.key }.map(\.value)
-            sessions[id]?.ioActivities = [:]
-            sessions[id]?.isActive = false
-            sessions[id]?.reportedRoute = nil
+            makeInactive(id, &effects)
             sessions[id]?.interruptedBy = nil
             sessions[id]?.portOverride = .none
         }
