@@ -24,9 +24,7 @@ extension AudioSession {
     ///
     /// Thread safety: safe from any thread.
     public var preferredInput: AudioSessionPortDescription? {
-        read { state, session in
-            session.preferredInputUID.flatMap { uid in state.availableInputs(for: session).first { $0.uid == uid } }
-        }
+        read { state, session in RoutePolicy.honouredPreferredInput(state.routeInput(for: session)) }
     }
 
     /// Chooses the input (and, for an external device that can play, the output with it).

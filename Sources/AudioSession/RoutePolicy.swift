@@ -144,8 +144,8 @@ public enum RoutePolicy {
         devices.filter(\.isBuiltIn).flatMap(\.ports).first { $0.portType == type }
     }
 
-    /// The preferred input, if the session may use it now.
-    private static func honouredPreferredInput(_ input: Input) -> AudioSessionPortDescription? {
+    /// The preferred input, if the session may use it now (and what ``AudioSession/preferredInput`` reports).
+    static func honouredPreferredInput(_ input: Input) -> AudioSessionPortDescription? {
         guard let uid = input.preferredInputUID else { return nil }
         return availableInputs(for: input).first { $0.uid == uid }
     }
