@@ -121,13 +121,8 @@ public final class AudioSystem: Sendable {
         // Listen first, then read: an event in between is applied to the old list and then
         // superseded by the fresh one, rather than lost.
         newHardware.setEventHandler { [weak self] event in self?.handle(event) }
-        let devices = newHardware.devices
-        let proximity = newHardware.proximity
-        let route = RoutePolicy.route(for: RoutePolicy.Input(configuration: .initial, devices: devices))
-        let values = newHardware.negotiate(.none, for: route)
-        transact { state, effects in
-            state.replaceHardware(newHardware, devices: devices, proximity: proximity, values: values, &effects)
-        }
+        let reading = SystemState.HardwareReading(newHardware)
+        transact { state, effects in state.replaceHardware(newHardware, reading: reading, &effects) }
     }
 
     /// Handles an event from the hardware (the handler installed on it calls this).

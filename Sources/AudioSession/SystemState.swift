@@ -12,7 +12,9 @@ struct SystemState: Sendable {
 
     var hardware: any AudioHardware
     var hardwareValues: HardwareValues
-    var hardwareRequest = HardwareRequest.idle
+    /// What the hardware was last asked to do; `nil` while unknown (just replaced), so that the
+    /// next commit configures it even if the route looks the same.
+    var hardwareRequest: HardwareRequest? = .idle
 
     var recordPermissionPolicy: RecordPermissionPolicy
     var recordPermission: AudioSession.RecordPermission
@@ -28,13 +30,29 @@ struct SystemState: Sendable {
     var isDelivering = false
 
     init(hardware: any AudioHardware, recordPermissionPolicy: RecordPermissionPolicy) {
+        let reading = HardwareReading(hardware)
         self.hardware = hardware
-        self.devices = hardware.devices
-        self.proximity = hardware.proximity
+        self.devices = reading.devices
+        self.proximity = reading.proximity
+        self.hardwareValues = reading.values
         self.recordPermissionPolicy = recordPermissionPolicy
         self.recordPermission = recordPermissionPolicy.initialPermission
-        let initialRoute = RoutePolicy.route(for: RoutePolicy.Input(configuration: .initial, devices: devices))
-        self.hardwareValues = hardware.negotiate(.none, for: initialRoute)
+    }
+
+    /// What the system reads from hardware it starts to drive: its devices, its proximity, and the
+    /// values it negotiates for the route of a new session. Made outside the lock when hardware is
+    /// replaced (hardware calls never run under it).
+    struct HardwareReading: Sendable {
+        let devices: [AudioDevice]
+        let proximity: AudioSession.Proximity
+        let values: HardwareValues
+
+        init(_ hardware: any AudioHardware) {
+            devices = hardware.devices
+            proximity = hardware.proximity
+            let route = RoutePolicy.route(for: RoutePolicy.Input(configuration: .initial, devices: devices))
+            values = hardware.negotiate(.none, for: route)
+        }
     }
 
     mutating func makeID() -> UInt64 {
@@ -452,20 +470,17 @@ struct SystemState: Sendable {
         }
     }
 
-    /// Switches to other hardware: its devices and proximity (read by the caller outside the lock) replace the old ones.
-    mutating func replaceHardware(
-        _ newHardware: any AudioHardware, devices newDevices: [AudioDevice], proximity newProximity: AudioSession.Proximity,
-        values: HardwareValues, _ effects: inout Effects
-    ) {
+    /// Switches to other hardware: what the caller read from it outside the lock replaces the old devices, proximity and values.
+    mutating func replaceHardware(_ newHardware: any AudioHardware, reading: HardwareReading, _ effects: inout Effects) {
         effects.released.append(hardware)
         hardware = newHardware
-        devices = newDevices
-        proximity = newProximity
-        hardwareValues = values
+        devices = reading.devices
+        proximity = reading.proximity
+        hardwareValues = reading.values
         for id in orderedIDs { sessions[id]?.preferredInputUID = nil }
         let cleared = clearOverrides()
-        // Force the new hardware to be configured at commit, even if the route looks the same.
-        hardwareRequest = routeOwner == nil ? .idle : .route(.empty, .none)
+        // With a route owner, configure the new hardware at commit even if the route looks the same.
+        hardwareRequest = routeOwner == nil ? .idle : nil
         reevaluateRoutes(reason: .routeConfigurationChange, alwaysNotify: cleared, &effects)
     }
 }

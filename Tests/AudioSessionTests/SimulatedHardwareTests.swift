@@ -81,4 +81,19 @@ struct SimulatedHardwareTests {
         newHardware.disconnect(.wiredHeadset())
         #expect(events.routeChanges.last?.reason == .oldDeviceUnavailable)
     }
+
+    @Test("Replacement hardware is configured even when the route stays the same, and left alone with no session active")
+    func replaceHardwareSameRoute() throws {
+        let (system, _) = makeSystem()
+        let call = try makeActiveCall(in: system)
+        let same = SimulatedAudioHardware()
+        system.replaceHardware(same)
+        #expect(same.appliedRoutes == [call.currentRoute])
+        #expect(same.negotiatedPreferences.count == 2, "the startup reading, then the route owner's")
+
+        try call.setActive(false)
+        let idle = SimulatedAudioHardware()
+        system.replaceHardware(idle)
+        #expect(idle.appliedRoutes.isEmpty)
+    }
 }
