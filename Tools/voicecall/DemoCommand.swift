@@ -1,5 +1,6 @@
 import ArgumentParser
 import AudioAnalysis
+import AudioIO
 import Foundation
 import RTP
 import VoiceCall
@@ -89,7 +90,12 @@ struct DemoCommand: AsyncParsableCommand {
                                             calleeUplink: await callee.controller.recordedUplink(of: calleeCall),
                                             callerStats: callerStats,
                                             calleeStats: calleeStats, callerEnd: call.state, calleeEnd: calleeCall.state,
-                                            networkDelayMs: impaired ? delayMs + jitterMs : 0, sampleRate: rate, out: out)
+                                            networkDelayMs: impaired ? delayMs + jitterMs : 0, sampleRate: rate)
+        for endpoint in [caller, callee] {
+            guard let room = endpoint.device else { continue }
+            try FileManager.default.createDirectory(atPath: "\(out)/\(endpoint.name)", withIntermediateDirectories: true)
+            try room.writeRecording(to: "\(out)/\(endpoint.name)")
+        }
         report.print(json: json, out: out)
     }
 }

@@ -13,7 +13,7 @@ struct DemoReport: Encodable {
         var sessionActive: Bool
         var ended: String
         /// Correlation of what this side's loudspeaker played with the other side's talker, each
-        /// second aligned on its own (``AudioAnalysis/Alignment/segmentedCorrelation(reference:test:around:window:search:)``).
+        /// second aligned on its own (``AudioAnalysis/Alignment/segmentedCorrelation(reference:test:around:window:search:tracking:)``).
         var receivedCorrelation: Double
 
         enum CodingKeys: String, CodingKey { case sessionActive = "session_active", ended, receivedCorrelation = "received_correlation" }
@@ -49,7 +49,7 @@ struct DemoReport: Encodable {
     static func measure(caller: DemoEndpoint, callee: DemoEndpoint, callerUplink: [Int16], calleeUplink: [Int16],
                         callerStats: CallStatistics, calleeStats: CallStatistics,
                         callerEnd: CallState, calleeEnd: CallState, networkDelayMs: Double,
-                        sampleRate rate: Int, out: String) throws -> DemoReport {
+                        sampleRate rate: Int) throws -> DemoReport {
         guard let callerRoom = caller.device, let calleeRoom = callee.device else {
             throw DemoError("a side never opened its audio device")
         }
@@ -62,10 +62,6 @@ struct DemoReport: Encodable {
         // Caller sample n is spoken at callerStart + n/rate; callee sample n + lag is heard at calleeStart + (n + lag)/rate.
         let mouthToEar = forward.correlation > 0.3 ? Double(forward.lag) * 1000 / Double(rate) + startOffset : nil
 
-        try FileManager.default.createDirectory(atPath: "\(out)/caller", withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: "\(out)/callee", withIntermediateDirectories: true)
-        try callerRoom.writeRecording(to: "\(out)/caller")
-        try calleeRoom.writeRecording(to: "\(out)/callee")
 
         let period = Double(calleeRoom.format.periodFrames) * 1000 / Double(rate)
         let queued = Double(calleeRoom.format.bufferFrames - calleeRoom.format.periodFrames) * 1000 / Double(rate)
