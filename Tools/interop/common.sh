@@ -1,0 +1,34 @@
+# Shared by Tools/interop/run and Tools/interop/loss-bench (sourced; not run on its own).
+# Each function takes the caller's name for its messages.
+
+# build_voicecall NAME [CONFIGURATION]: builds voicecall (debug by default; SCRATCH=path for
+# swift build --scratch-path) and sets $voicecall to its path.
+build_voicecall() {
+  local name="$1" configuration="${2:-debug}"
+  local build=(swift build --product voicecall -c "$configuration")
+  [ -n "${SCRATCH:-}" ] && build+=(--scratch-path "$SCRATCH")
+  "${build[@]}" >&2 || { echo "$name: build failed" >&2; exit 2; }
+  voicecall="$("${build[@]}" --show-bin-path)/voicecall"
+}
+
+# make_work NAME: a scratch folder in $work, removed at exit with every process in $pids killed.
+make_work() {
+  work="$(mktemp -d "/tmp/callaudio-$1.XXXXXX")"
+  pids=()
+  trap 'for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null; done; rm -rf "$work"' EXIT
+}
+
+# cut_speech NAME SECONDS OUT: the first SECONDS of $SPEECH (default: the English fixture) as
+# 16 kHz mono 16-bit WAV, so every check lasts about that long.
+cut_speech() {
+  ffmpeg -nostdin -loglevel error -y -i "${SPEECH:-Tests/Fixtures/speech/en_f_congrats_16k.wav}" -t "$2" \
+    -ac 1 -ar 16000 -c:a pcm_s16le "$3" || { echo "$1: cannot cut the speech excerpt" >&2; exit 2; }
+}
+
+# stop PID: one SIGINT (GStreamer and ffmpeg then finish their WAV), up to 10 s, then SIGKILL.
+stop() {
+  local pid="$1"
+  kill -INT "$pid" 2>/dev/null
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null
+}
