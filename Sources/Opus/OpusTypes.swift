@@ -78,8 +78,15 @@ public enum OpusFormat {
     public static func frames(tenthsMs: Int, sampleRate: Int) -> Int { sampleRate * tenthsMs / 10_000 }
 
     /// Whether `frames` samples per channel is a frame duration an encoder accepts at `sampleRate`.
+    /// Called for every frame on the audio thread: arithmetic only (no array walk, which
+    /// allocates in unoptimised builds).
     public static func isValidEncoderFrameCount(_ frames: Int, sampleRate: Int) -> Bool {
-        frameDurationsTenthsMs.contains { self.frames(tenthsMs: $0, sampleRate: sampleRate) == frames }
+        let tenths = frames * 10_000
+        guard sampleRate > 0, frames > 0, tenths % sampleRate == 0 else { return false }
+        switch tenths / sampleRate {
+        case 25, 50, 100, 200, 400, 600: return true
+        default: return false
+        }
     }
 
     static func checkRate(_ rate: Int) throws(OpusError) {
