@@ -95,12 +95,15 @@ public struct OpusRTPEncoder: ~Copyable {
     private let packet: UnsafeMutableRawBufferPointer
     /// The expected loss the encoder plans for now, in percent.
     public private(set) var expectedLossPercent: Int
+    /// The encoder's lookahead (the delay it adds), in frames per channel.
+    public let lookaheadFrames: Int
     private var lossEstimator: ExpectedLossEstimator
 
     /// Creates the encoder. Allocates: call off the real-time thread.
     public init(configuration: OpusCallConfiguration, packetizer: RTPPacketizer) throws(OpusError) {
         self.configuration = configuration
         encoder = try configuration.makeEncoder()
+        lookaheadFrames = encoder.lookahead
         self.packetizer = packetizer
         packet = .allocate(byteCount: OpusEncoder.maxPacketBytes, alignment: 16)
         expectedLossPercent = configuration.initialExpectedLossPercent
@@ -183,6 +186,9 @@ public struct RTPSender: ~Copyable {
 
     /// The encoder's current expected loss in percent.
     public var expectedLossPercent: Int { encoder.expectedLossPercent }
+
+    /// The encoder's lookahead (the delay it adds), in frames per channel.
+    public var lookaheadFrames: Int { encoder.lookaheadFrames }
 
     /// Encodes and sends one frame; `now` is the monotonic time in nanoseconds.
     public mutating func send(_ pcm: UnsafeBufferPointer<Int16>, now: UInt64) -> RTPSendOutcome {

@@ -399,6 +399,7 @@ public actor CallController {
         s.echoDelayMs = voice.estimatedDelayMs  // the device delay until the estimator locks
         s.driftPPM = voice.driftPPM
         s.processingLatencyMs = voice.addedLatencyMs
+        s.codecLookaheadMs = media.codecLookaheadMs
         s.xruns = media.engine?.statistics.xruns ?? 0
         s.captureLevelDBFS = media.captureLevelDBFS
         s.playbackLevelDBFS = media.playbackLevelDBFS

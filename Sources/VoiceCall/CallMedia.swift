@@ -24,6 +24,8 @@ final class CallMedia: @unchecked Sendable {
     let device: any DuplexDevice
     private(set) var engine: AudioIOEngine?
     private let sampleRate: UInt64
+    /// The Opus encoder's lookahead, in milliseconds.
+    let codecLookaheadMs: Double
 
     private var sender: RTPSender
     private var jitter: JitterBuffer
@@ -64,6 +66,7 @@ final class CallMedia: @unchecked Sendable {
         self.rtp = rtp
         self.capturesSilence = Atomic(capturesSilence)
         sampleRate = UInt64(rate)
+        codecLookaheadMs = Double(sender.lookaheadFrames) * 1000 / Double(rate)
         uplink = .allocate(capacity: rtp.configuration.opus.framesPerPacket)
         uplink.initialize(repeating: 0)
         uplinkRecording = .allocate(capacity: max(1, Int(recordUplinkSeconds * Double(rate))))

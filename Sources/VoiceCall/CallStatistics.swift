@@ -25,6 +25,8 @@ public struct CallStatistics: Sendable, Equatable, Codable {
     public var driftPPM: Double?
     /// Delay the voice processing adds to the uplink (resampling, framing), in milliseconds.
     public var processingLatencyMs = 0.0
+    /// Delay the Opus encoder adds (its lookahead), in milliseconds.
+    public var codecLookaheadMs = 0.0
     public var xruns = 0
     /// Input and output levels of the last period, in dBFS.
     public var captureLevelDBFS = -100.0
@@ -43,7 +45,7 @@ public struct CallStatistics: Sendable, Equatable, Codable {
         case jitterMs = "jitter_ms", rttMs = "rtt_ms", fecRecovered = "fec_recovered", concealedMs = "concealed_ms"
         case jitterBufferDelayMs = "jitter_buffer_delay_ms", jitterBufferTargetMs = "jitter_buffer_target_ms"
         case erleDB = "erle_db", echoDelayMs = "echo_delay_ms", driftPPM = "drift_ppm", xruns
-        case processingLatencyMs = "processing_latency_ms"
+        case processingLatencyMs = "processing_latency_ms", codecLookaheadMs = "codec_lookahead_ms"
         case captureLevelDBFS = "capture_level_dbfs", playbackLevelDBFS = "playback_level_dbfs"
         case route, cpuLoad = "cpu_load", packetsDropped = "packets_dropped"
     }

@@ -2,8 +2,10 @@ package import SpeexDSP
 
 extension VoiceProcessingConfiguration {
     /// The SpeexDSP preprocessor that runs after the canceller, set up as this configuration
-    /// says: noise suppression down to -20 dB, AGC up to 20 dB of gain, VAD (which steers the
-    /// AGC). Residual echo suppression needs the canceller: attach it when
+    /// says: noise suppression down to -20 dB, AGC up to 20 dB of gain. SpeexDSP's VAD flag stays
+    /// off (it only changes `process`'s return value, and prints a warning when set); the unit
+    /// decides speech from the preprocessor's speech probability (``SpeechDetector``), which the
+    /// AGC uses either way. Residual echo suppression needs the canceller: attach it when
     /// ``suppressesResidualEcho`` is on and the canceller is SpeexDSP's.
     ///
     /// One place for these settings, so that what measures the unit's cost against bare
@@ -16,7 +18,6 @@ extension VoiceProcessingConfiguration {
         try preprocessor.setNoiseSuppress(dB: -20)
         try preprocessor.setAGC(agcEnabled)
         try preprocessor.setAGCMaxGain(dB: 20)
-        try preprocessor.setVAD(true)
         return preprocessor
     }
 }

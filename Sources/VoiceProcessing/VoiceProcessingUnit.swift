@@ -49,6 +49,7 @@ public final class VoiceProcessingUnit {
     private let alignment: EchoAlignment
     private let monitor: CancellerMonitor
     private let activity: ActivityTracker
+    private var speechDetector: SpeechDetector
 
     private let renderScratch: UnsafeMutablePointer<Int16>
     private let captureScratch: UnsafeMutablePointer<Int16>
@@ -163,6 +164,8 @@ public final class VoiceProcessingUnit {
         ring = ReferenceRing(span: Int(maxDelay) + 2 * scratchCapacity)
         monitor = CancellerMonitor(frameSize: frame, sampleRate: fp)
         activity = ActivityTracker(frameDuration: c.frameDuration, sampleRate: fp)
+        speechDetector = SpeechDetector(start: preprocessor.speechProbabilityStart,
+                                        continuing: preprocessor.speechProbabilityContinue)
 
         shared.agc.store(c.agcEnabled, ordering: .relaxed)
         shared.mode.store(c.mode.rawValue, ordering: .relaxed)
@@ -356,7 +359,8 @@ public final class VoiceProcessingUnit {
         }
 
         if deviceFIFO == nil { linearFIFO.push(frameOut, frame) }  // the linear output exists without resampling only
-        let speech = preprocessor.process(UnsafeMutableBufferPointer(start: frameOut, count: frame))
+        _ = preprocessor.process(UnsafeMutableBufferPointer(start: frameOut, count: frame))
+        let speech = speechDetector.update(probability: preprocessor.speechProbability)
         activity.nearEnd(speech: speech, muted: isInputMuted)
         if isInputMuted { frameOut.update(repeating: 0, count: frame) }
         outFIFO.push(frameOut, frame)
@@ -387,6 +391,7 @@ public final class VoiceProcessingUnit {
         drift?.reset()
         alignment.reset()
         monitor.reset()
+        speechDetector.reset()
         canceller.reset()
         captureDown?.reset()
         renderDown?.reset()

@@ -13,7 +13,7 @@ import WAV
 /// (no threads per call, rings, RTP, jitter buffer, delay estimation or simulated room).
 ///
 /// Per 20 ms frame: decode the far end's packet (the loudspeaker signal), cancel the echo and
-/// run the preprocessor (residual echo, noise, AGC, VAD) on each 10 ms half of the microphone
+/// run the preprocessor (residual echo, noise, AGC) on each 10 ms half of the microphone
 /// against what the loudspeaker played, and encode the result.
 enum CostBaseline {
     /// One endpoint's input, computed before timing starts so only the library calls are timed.

@@ -66,7 +66,7 @@ struct DemoReport: Encodable {
         let period = Double(calleeRoom.format.periodFrames) * 1000 / Double(rate)
         let queued = Double(calleeRoom.format.bufferFrames - calleeRoom.format.periodFrames) * 1000 / Double(rate)
         let parts = Latency(captureMs: period, processingMs: callerStats.processingLatencyMs,
-                            codecLookaheadMs: 6.5, networkMs: networkDelayMs,
+                            codecLookaheadMs: callerStats.codecLookaheadMs, networkMs: networkDelayMs,
                             jitterBufferMs: calleeStats.jitterBufferDelayMs, playbackBufferMs: queued)
         // The jitter buffer adapts its delay during the call, so each second of speech is aligned on its own.
         let heardByCallee = Alignment.segmentedCorrelation(reference: callerSpoke, test: calleeHeard, around: forward.lag,
