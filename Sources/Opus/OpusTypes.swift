@@ -78,8 +78,9 @@ public enum OpusFormat {
     public static func frames(tenthsMs: Int, sampleRate: Int) -> Int { sampleRate * tenthsMs / 10_000 }
 
     /// Whether `frames` samples per channel is a frame duration an encoder accepts at `sampleRate`.
-    /// Called for every frame on the audio thread: arithmetic only (no array walk, which
-    /// allocates in unoptimised builds).
+    /// Called for every frame on the audio thread: arithmetic only, since walking
+    /// ``frameDurationsTenthsMs`` allocates in unoptimised builds. The cases are that list
+    /// (OpusTests checks that they agree).
     public static func isValidEncoderFrameCount(_ frames: Int, sampleRate: Int) -> Bool {
         let tenths = frames * 10_000
         guard sampleRate > 0, frames > 0, tenths % sampleRate == 0 else { return false }

@@ -136,8 +136,8 @@ struct SpeechDetector {
     let continuing: Int
     private(set) var isSpeech = false
 
-    /// SpeexDSP's defaults: 35 and 20 percent.
-    init(start: Int = 35, continuing: Int = 20) {
+    /// The thresholds in percent, as the preprocessor holds them (SpeexDSP's defaults: 35 and 20).
+    init(start: Int, continuing: Int) {
         self.start = start
         self.continuing = continuing
     }

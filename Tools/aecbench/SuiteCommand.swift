@@ -165,19 +165,12 @@ struct SuiteCommand: ParsableCommand {
     static func median(_ runs: [Metrics]) -> Metrics {
         func med(_ key: (Metrics) -> Double?) -> Double? { runs.compactMap(key).median }
         var m = Metrics()
-        m.erleDB = med(\.erleDB)
-        m.linearERLEDB = med(\.linearERLEDB)
-        m.convergenceS = med(\.convergenceS)
-        m.linearConvergenceS = med(\.linearConvergenceS)
-        m.postDoubleTalkERLEDB = med(\.postDoubleTalkERLEDB)
-        m.pathChangeRecoveryS = med(\.pathChangeRecoveryS)
-        m.linearPathChangeRecoveryS = med(\.linearPathChangeRecoveryS)
-        m.addedDelayMs = med(\.addedDelayMs)
-        m.pesq = med(\.pesq)
-        m.stoi = med(\.stoi)
-        m.estimatedDelayMs = med(\.estimatedDelayMs)
-        m.estimatedDriftPPM = med(\.estimatedDriftPPM)
-        m.realtimeFactor = med(\.realtimeFactor)
+        let scalars: [WritableKeyPath<Metrics, Double?>] = [
+            \.erleDB, \.linearERLEDB, \.convergenceS, \.linearConvergenceS, \.postDoubleTalkERLEDB,
+            \.pathChangeRecoveryS, \.linearPathChangeRecoveryS, \.addedDelayMs, \.pesq, \.stoi,
+            \.estimatedDelayMs, \.estimatedDriftPPM, \.realtimeFactor,
+        ]
+        for key in scalars { m[keyPath: key] = med { $0[keyPath: key] } }
         m.cancellerResets = runs.compactMap(\.cancellerResets).map(Double.init).median.map { Int($0.rounded()) }
         return m
     }
