@@ -60,11 +60,14 @@ struct RealTimeLoopbackTests {
 
         // Each click written at frame p comes back at frame c. That round trip must match what the
         // device reported when the click was written: the median of the raw per-period reports
-        // (period + playback delay + capture delay) over the half second around it, within 3 ms,
-        // since PulseAudio's readings scatter by up to 2.5 ms around the truth. The round trip is normally constant, but a
-        // PulseAudio server that falls behind restarts its stream with a new latency (no ALSA xrun):
-        // what matters for echo cancellation is that the report follows it, so each click is checked
-        // against the report of its own time, and the smoothed report against the steady clicks.
+        // (period + playback delay + capture delay) over the half second around it. PulseAudio's
+        // readings wander slowly around the truth (by up to 3.4 ms on a loaded CI machine while
+        // the clicks came back after a constant 2965 frames), so each click is held to 5 ms: the
+        // check is there to catch a report that does not follow a real change. The round trip is
+        // normally constant, but a PulseAudio server that falls behind restarts its stream with a
+        // new latency (tens of ms, no ALSA xrun), and echo cancellation needs the report to follow.
+        // The smoothed report, which the echo canceller is given, must sit within 3 ms of the steady
+        // clicks: inside the 4 ms margin `EchoAlignment` leaves, so the echo's direct path stays causal.
         let played = Self.onsets(recorder.playedArray), heard = Self.onsets(recorder.capturedArray)
         #expect(played.count >= 8)
         var measured: [(delay: Int, device: Int)] = []
@@ -78,7 +81,7 @@ struct RealTimeLoopbackTests {
         }
         #expect(measured.count >= 7)
         for m in measured {
-            #expect(abs(m.delay - m.device) <= 3 * Self.rate / 1000,
+            #expect(abs(m.delay - m.device) <= 5 * Self.rate / 1000,
                     "click came back after \(m.delay) frames; the device reported \(m.device)")
         }
         // The smoothed report (what the echo canceller is given) matches the most common click delay.
@@ -87,7 +90,7 @@ struct RealTimeLoopbackTests {
         #expect(delays.count { $0 == usual } * 2 > delays.count, "no steady click delay in \(delays)")
         let reports = (50..<periods).map { t[$0].roundTripFrames }.sorted()
         let reported = reports[reports.count / 2]
-        #expect(abs(usual - reported) <= 2 * Self.rate / 1000, "steady click delay \(usual) vs reported \(reported) frames")
+        #expect(abs(usual - reported) <= 3 * Self.rate / 1000, "steady click delay \(usual) vs reported \(reported) frames")
         // The engine and the callback allocate nothing; libpulse, inside the ALSA `pulse` plugin's
         // read/write/delay calls, occasionally does (reported, not asserted: it is the OS audio API).
         #expect(recorder.allocationsInCallback == 0)
