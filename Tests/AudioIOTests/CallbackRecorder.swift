@@ -1,4 +1,5 @@
 import AudioIO
+import Glibc
 import Synchronization
 import TestSupport
 
@@ -64,6 +65,14 @@ final class CallbackRecorder: @unchecked Sendable {
         while periods < count, engine.isRunning, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(1))
         }
+    }
+
+    /// The same wait for a synchronous test. Such a test holds its thread of the cooperative pool
+    /// throughout, so it reacts at once even when the parallel test group keeps every pool thread
+    /// busy (an async test suspended in `wait` may then not be resumed for minutes).
+    func waitBlocking(forPeriods count: Int, of engine: AudioIOEngine, timeout: Duration = .seconds(30)) {
+        let deadline = ContinuousClock.now + timeout
+        while periods < count, engine.isRunning, ContinuousClock.now < deadline { usleep(1000) }
     }
 
     /// Starts `engine`, waits for `count` periods, and stops it.

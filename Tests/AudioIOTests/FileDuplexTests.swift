@@ -71,7 +71,7 @@ struct FileDuplexTests {
     }
 
     @Test("Switching the running stream to another device loses no period and reports the gap")
-    func switchesDevicesMidStream() async throws {
+    func switchesDevicesMidStream() throws {
         let dir = TemporaryDirectory()
         defer { dir.remove() }
         // A is long enough that the switch lands inside it however fast the unpaced engine runs.
@@ -80,7 +80,8 @@ struct FileDuplexTests {
         try Self.writeRaw(a, to: dir.file("inA.raw"))
         try Self.writeRaw(b, to: dir.file("inB.raw"))
         // File devices are not paced, so the test holds the I/O thread at period 20 until the switch
-        // is posted: the switch then lands inside A however loaded the machine is.
+        // is posted: the switch then lands inside A however loaded the machine is. The test is
+        // synchronous so that it keeps its thread and posts the switch at once (see `waitBlocking`).
         let gate = EngineGate()
         let recorder = CallbackRecorder(seconds: 30, sampleRate: Self.rate, periodFrames: Self.period) { capture, playback, frame in
             if frame == 20 * Self.period { gate.waitForPendingSwitch() }
@@ -89,10 +90,10 @@ struct FileDuplexTests {
         let engine = AudioIOEngine(device: try Self.device(dir, "A"), realtimePriority: nil) { recorder.process($0) }
         gate.engine = engine
         try engine.start()
-        try await recorder.wait(forPeriods: 20, of: engine)
+        recorder.waitBlocking(forPeriods: 20, of: engine)
         let gap = try engine.switchDevice(to: try Self.device(dir, "B"))
         let switchedAfter = recorder.periods
-        try await recorder.wait(forPeriods: switchedAfter + 50, of: engine)
+        recorder.waitBlocking(forPeriods: switchedAfter + 50, of: engine)
         engine.stop()
 
         #expect(engine.lastError == nil)
@@ -131,10 +132,8 @@ final class EngineGate: @unchecked Sendable {
     // @unchecked: `engine` is set once before the engine starts and only read afterwards.
     var engine: AudioIOEngine?
 
-    /// Holds the I/O thread until the test has posted its switch. The bound is generous: on a
-    /// loaded machine (the parallel test group on 2 cores) the test's task may wait many
-    /// seconds for a thread of the cooperative pool, and a gate that opens early lets the
-    /// unpaced engine run through all of A before the switch.
+    /// Holds the I/O thread until the test has posted its switch. The test posts it from the
+    /// thread it runs on, so the bound is only there so that a failed test cannot hang the engine.
     func waitForPendingSwitch() {
         let deadline = ContinuousClock.now + .seconds(120)
         while engine?.hasPendingSwitch != true, ContinuousClock.now < deadline { usleep(200) }
