@@ -85,16 +85,19 @@ struct DemoCommand: AsyncParsableCommand {
         await caller.controller.shutdown()
         await callee.controller.shutdown()
 
+        let callerUplink = await caller.controller.recordedUplink(of: call)
+        let calleeUplink = await callee.controller.recordedUplink(of: calleeCall)
         let report = try DemoReport.measure(caller: caller, callee: callee,
-                                            callerUplink: await caller.controller.recordedUplink(of: call),
-                                            calleeUplink: await callee.controller.recordedUplink(of: calleeCall),
+                                            callerUplink: callerUplink, calleeUplink: calleeUplink,
                                             callerStats: callerStats,
                                             calleeStats: calleeStats, callerEnd: call.state, calleeEnd: calleeCall.state,
                                             networkDelayMs: impaired ? delayMs + jitterMs : 0, sampleRate: rate)
-        for endpoint in [caller, callee] {
+        for (endpoint, uplink) in [(caller, callerUplink), (callee, calleeUplink)] {
             guard let room = endpoint.device else { continue }
             try FileManager.default.createDirectory(atPath: "\(out)/\(endpoint.name)", withIntermediateDirectories: true)
             try room.writeRecording(to: "\(out)/\(endpoint.name)")
+            // What the voice processing sent on: the microphone after echo cancellation, noise suppression and AGC.
+            try WAV.write(WAVAudio(sampleRate: rate, int16Samples: uplink), to: "\(out)/\(endpoint.name)/uplink.wav")
         }
         report.print(json: json, out: out)
     }
