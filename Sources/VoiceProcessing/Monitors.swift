@@ -28,13 +28,7 @@ final class CancellerMonitor {
     }
 
     func update(capture: UnsafePointer<Int16>, reference: UnsafePointer<Int16>, output: UnsafePointer<Int16>) -> Verdict {
-        var sd = 0.0, sx = 0.0, se = 0.0
-        for i in 0..<frameSize {
-            let d = Double(capture[i]), x = Double(reference[i]), e = Double(output[i])
-            sd += d * d
-            sx += x * x
-            se += e * e
-        }
+        let (sd, sx, se) = frameEnergies(capture, reference, output, count: frameSize)
         guard sx > farThreshold else {
             divergentFrames = 0
             return .normal
@@ -59,6 +53,21 @@ final class CancellerMonitor {
     func reset() {
         divergentFrames = 0
     }
+}
+
+/// Sums of squares of a frame of the capture, the reference and the canceller's output, in
+/// 16-bit units. Thread safety: a pure function; nothing allocates.
+@inline(__always)
+func frameEnergies(_ capture: UnsafePointer<Int16>, _ reference: UnsafePointer<Int16>, _ output: UnsafePointer<Int16>,
+                   count: Int) -> (capture: Double, reference: Double, output: Double) {
+    var sd = 0.0, sx = 0.0, se = 0.0
+    for i in 0..<count {
+        let d = Double(capture[i]), x = Double(reference[i]), e = Double(output[i])
+        sd += d * d
+        sx += x * x
+        se += e * e
+    }
+    return (sd, sx, se)
 }
 
 /// Who is talking: the far end (render level), the near end (the preprocessor's VAD), and

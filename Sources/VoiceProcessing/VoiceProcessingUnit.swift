@@ -13,7 +13,8 @@ import Synchronization
 ///    echo's delay (``EchoAlignment``: device delay, refined by ``DelayEstimator``, with clock
 ///    drift from ``DriftEstimator`` followed by fractional, windowed-sinc reads);
 /// 3. the echo canceller (``EchoCanceller``, SpeexDSP MDF by default) removes the echo; a monitor
-///    watches its input and output energies (ERLE, divergence);
+///    watches its input and output energies (ERLE, divergence); until the canceller has
+///    converged (at the start, after a reset) ``StartupEchoGate`` holds the echo back;
 /// 4. the SpeexDSP preprocessor suppresses residual echo and noise, applies AGC and detects voice;
 /// 5. the result goes back, at the device rate, into the capture buffer.
 ///
@@ -48,6 +49,10 @@ public final class VoiceProcessingUnit {
     private let drift: DriftEstimator?
     private let alignment: EchoAlignment
     private let monitor: CancellerMonitor
+    /// Suppresses the echo until the canceller has converged (nil without residual echo suppression).
+    private let startupGate: StartupEchoGate?
+    /// How far ahead of the reference the startup gate also looks, in samples (40 ms).
+    private let startupGateLead: Double
     private let activity: ActivityTracker
     private var speechDetector: SpeechDetector
 
@@ -163,6 +168,9 @@ public final class VoiceProcessingUnit {
         let maxDelay = (fixed ?? 0) + Double(estimator?.maximumMinimumLag ?? 0) + c.maximumEchoDelay * Double(fp)
         ring = ReferenceRing(span: Int(maxDelay) + 2 * scratchCapacity)
         monitor = CancellerMonitor(frameSize: frame, sampleRate: fp)
+        startupGate = c.suppressesResidualEcho && canceller is SpeexMDFEchoCanceller
+            ? StartupEchoGate(frameSize: frame, sampleRate: fp) : nil
+        startupGateLead = 0.04 * Double(fp)
         activity = ActivityTracker(frameDuration: c.frameDuration, sampleRate: fp)
         speechDetector = SpeechDetector(start: preprocessor.speechProbabilityStart,
                                         continuing: preprocessor.speechProbabilityContinue)
@@ -340,6 +348,7 @@ public final class VoiceProcessingUnit {
                          output: UnsafeMutableBufferPointer(start: frameOut, count: frame))
         if monitor.update(capture: frameIn, reference: frameReference, output: frameOut) == .diverged {
             canceller.reset()
+            startupGate?.rearm()
             shared.resets.add(1, ordering: .relaxed)
         }
         // Delay and drift, from the raw streams.
@@ -348,6 +357,7 @@ public final class VoiceProcessingUnit {
             if let e = estimator.pushCapture(captureFloat, frame) {
                 if alignment.updateEstimate(delay: e.delay, confidence: e.confidence, at: e.time) {
                     canceller.reset()
+                    startupGate?.rearm()
                     monitor.reset()
                     shared.resets.add(1, ordering: .relaxed)
                 }
@@ -359,6 +369,14 @@ public final class VoiceProcessingUnit {
         }
 
         if deviceFIFO == nil { linearFIFO.push(frameOut, frame) }  // the linear output exists without resampling only
+        if let startupGate, startupGate.isActive {
+            // The far end's power up to 40 ms ahead of the reference too, in case the delay (not yet
+            // estimated at the start) is placed late and the echo comes before its reference.
+            ring.read(from: Double(n0) - max(0, (d - startupGateLead).rounded(.down)), step: 1, count: frame, into: referenceFloat)
+            var lead: Float = 0
+            for i in 0..<frame { lead += referenceFloat[i] * referenceFloat[i] }
+            startupGate.process(reference: frameReference, capture: frameIn, output: frameOut, leadingFarPower: Double(lead) / Double(frame))
+        }
         _ = preprocessor.process(UnsafeMutableBufferPointer(start: frameOut, count: frame))
         let speech = speechDetector.update(probability: preprocessor.speechProbability)
         activity.nearEnd(speech: speech, muted: isInputMuted)
@@ -393,6 +411,7 @@ public final class VoiceProcessingUnit {
         monitor.reset()
         speechDetector.reset()
         canceller.reset()
+        startupGate?.rearm()
         captureDown?.reset()
         renderDown?.reset()
         captureUp?.reset()

@@ -1,0 +1,128 @@
+import AudioAnalysis
+
+/// Holds the echo back while the linear canceller has not converged yet: at the start of a
+/// call and after the canceller was reset (divergence, a new echo delay). Until then the
+/// canceller's filter is near zero and SpeexDSP's residual echo suppression, which estimates
+/// the residual from that filter, removes almost nothing, so the far end would hear itself for
+/// the first seconds. This is the "initial state" of network and acoustic echo cancellers
+/// (WebRTC AEC3 assumes a default echo path gain until its filter is trusted).
+///
+/// While active it is the non-linear processor of ITU-T G.168 in its simplest form, a
+/// half-duplex switch: while the far end plays (its power held over the room's reverberation)
+/// and the near end does not talk, the canceller's output is attenuated by 30 dB. An unconverged
+/// canceller's residual swings by 10 dB from one word to the next, so no level model of it is
+/// safe yet. The near end talks when the capture is louder than the echo can make it: 4 dB above
+/// `echoReturn x far`, where `echoReturn` is the loudest echo seen relative to the far end
+/// (starting at 0 dB); then the output passes, so a talker who speaks first is heard.
+///
+/// The gate watches the canceller's own echo return loss enhancement over those far-end-only
+/// frames and steps aside for good once it reaches ``releaseERLE`` (about where SpeexDSP's
+/// residual suppression brings the whole chain past 20 dB), or after ``maximumActiveSeconds`` of
+/// far-end speech at the latest (a room whose noise hides the canceller's progress). From then
+/// on it leaves the output untouched, so double talk later in the call is never gated.
+///
+/// It adds no delay: gains are whole frames, interpolated across each frame from the last one.
+///
+/// Thread safety: not thread-safe; used by the I/O thread only. Nothing allocates.
+final class StartupEchoGate {
+    let frameSize: Int
+    /// Linear ERLE at which the canceller is trusted, dB.
+    static let releaseERLE = 15.0
+    /// Far-end speech after which the gate steps aside however the canceller does, seconds.
+    static let maximumActiveSeconds = 5.0
+    /// The gain while only the far end talks, -30 dB.
+    private let floorGain: Float = 0.0316
+    /// The near end talks when the capture is this much above the echo it could be (4 dB).
+    private let nearEndMargin = 2.5
+    /// Far-end envelope decay per frame: 60 dB over 0.5 s, a reverberant room's tail.
+    private let envelopeDecay: Double
+    /// Far-end power (mean square, full scale 1) below which the far end is silent (-60 dBFS).
+    private let farFloor = 1e-6
+    /// Steps of the echo return's peak tracking: +0.05 dB and -0.01 dB a frame.
+    private let riseStep = Math.pow(10, 0.005), fallStep = Math.pow(10, -0.001)
+    private let maximumActiveFrames: Int
+    /// Frames of far-end-only speech the canceller's ERLE is averaged over before it counts.
+    private let minimumMeasuredFrames: Int
+
+    private(set) var isActive = true
+    private var farEnvelope = 0.0
+    /// Capture power over the far envelope at its loudest, learned in far-end single talk (0 dB at first).
+    private var echoReturn = 1.0
+    /// Capture and output power averaged over far-end-only frames: the canceller's ERLE.
+    private var captureAverage = 0.0
+    private var outputAverage = 0.0
+    private var measuredFrames = 0
+    private var farFrames = 0
+    private var gain: Float = 1
+
+    init(frameSize: Int, sampleRate: Int) {
+        self.frameSize = frameSize
+        let framesPerSecond = Double(sampleRate) / Double(frameSize)
+        envelopeDecay = Math.pow(10, -6 / (0.5 * framesPerSecond))
+        maximumActiveFrames = Int(Self.maximumActiveSeconds * framesPerSecond)
+        minimumMeasuredFrames = Int(0.3 * framesPerSecond)
+    }
+
+    /// The canceller's ERLE over far-end-only frames so far, dB (nil before any).
+    var cancellerERLE: Double? {
+        measuredFrames > 0 && outputAverage > 0 ? 10 * Math.log10(max(captureAverage, 1e-12) / outputAverage) : nil
+    }
+
+    /// Learns from the frame and, while active, scales `output` (the canceller's output) in place.
+    /// `reference` is the aligned far end and `capture` the microphone frame; `leadingFarPower`
+    /// (mean square, full scale 1) is the far end's power a little ahead of the reference, so that
+    /// an echo that comes early (a delay not yet estimated) is still expected.
+    func process(reference: UnsafePointer<Int16>, capture: UnsafePointer<Int16>, output: UnsafeMutablePointer<Int16>,
+                 leadingFarPower: Double = 0) {
+        guard isActive else { return }
+        let energies = frameEnergies(capture, reference, output, count: frameSize)
+        let scale = 1 / (Double(frameSize) * 32768 * 32768)
+        let px = energies.reference * scale, pd = energies.capture * scale, pe = energies.output * scale
+        farEnvelope = max(px, leadingFarPower, farEnvelope * envelopeDecay)
+
+        var target: Float = 1
+        if farEnvelope > farFloor {
+            farFrames += 1
+            let nearEndTalks = pd > nearEndMargin * echoReturn * farEnvelope
+            // Learn only while the far end itself plays (within 10 dB of its held envelope): in the
+            // envelope's hold after it stops, the capture's ratio to the envelope says nothing.
+            if !nearEndTalks && pd > 0 && px > 0.1 * farEnvelope {
+                // The echo return is the loudest the echo gets: a peak that rises at most 0.05 dB a
+                // frame (so the near end cannot pull it up quickly) and sinks 0.01 dB a frame.
+                let ratio = pd / farEnvelope
+                echoReturn = ratio > echoReturn ? min(ratio, echoReturn * riseStep) : max(ratio, echoReturn * fallStep)
+                let a = measuredFrames == 0 ? 1 : 0.05
+                captureAverage += a * (pd - captureAverage)
+                outputAverage += a * (pe - outputAverage)
+                measuredFrames += 1
+            }
+            if !nearEndTalks { target = floorGain }
+            let converged = measuredFrames >= minimumMeasuredFrames && (cancellerERLE ?? 0) >= Self.releaseERLE
+            if converged || farFrames >= maximumActiveFrames {
+                isActive = false
+                target = 1
+            }
+        }
+
+        // Interpolate from the last frame's gain to this one's, so gain changes do not click.
+        let start = gain, step = (target - start) / Float(frameSize)
+        if start != 1 || target != 1 {
+            for i in 0..<frameSize {
+                output[i] = Int16(clamping: Int((Float(output[i]) * (start + step * Float(i + 1))).rounded()))
+            }
+        }
+        gain = target
+    }
+
+    /// Starts over: the canceller was reset, so its filter must converge again.
+    func rearm() {
+        isActive = true
+        farEnvelope = 0
+        echoReturn = 1
+        captureAverage = 0
+        outputAverage = 0
+        measuredFrames = 0
+        farFrames = 0
+        gain = 1
+    }
+}

@@ -1,0 +1,108 @@
+import AudioAnalysis
+import Testing
+import TestSupport
+@testable import VoiceProcessing
+
+@Suite("Echo held back until the canceller converges")
+struct StartupEchoGateTests {
+    static let frame = 160, rate = 16000
+
+    /// Runs the gate over whole frames; `residual` is what the canceller left of the capture.
+    static func run(_ gate: StartupEchoGate, far: [Int16], capture: [Int16], residual: [Int16]) -> [Int16] {
+        var output = residual
+        let frames = min(far.count, capture.count, residual.count) / frame
+        far.withUnsafeBufferPointer { x in
+            capture.withUnsafeBufferPointer { d in
+                output.withUnsafeMutableBufferPointer { e in
+                    for k in 0..<frames {
+                        gate.process(reference: x.baseAddress! + k * frame, capture: d.baseAddress! + k * frame,
+                                     output: e.baseAddress! + k * frame)
+                    }
+                }
+            }
+        }
+        return output
+    }
+
+    static func power(_ x: [Int16], _ range: Range<Int>) -> Double {
+        Levels.energy(x[range].map { Float($0) / 32768 }) / Double(range.count)
+    }
+
+    /// `seconds` of far-end speech and its echo, 3 dB down, through a fresh gate with a canceller
+    /// that removes nothing (its filter still zero).
+    static func echoOnly(seconds: Double) throws -> (far: [Int16], echo: [Int16], out: [Int16], gate: StartupEchoGate) {
+        let far = VPSignals.pcm(try VPSignals.speech("en_f_congrats_16k.wav", seconds: seconds))
+        let echo = far.map { Int16(Double($0) * 0.7) }
+        let gate = StartupEchoGate(frameSize: frame, sampleRate: rate)
+        return (far, echo, run(gate, far: far, capture: echo, residual: echo), gate)
+    }
+
+    @Test("An unconverged canceller's echo is 20 dB quieter within 0.2 s of far-end speech")
+    func suppressesEchoBeforeConvergence() throws {
+        let (far, echo, out, gate) = try Self.echoOnly(seconds: 3)
+        let range = 3200..<far.count
+        let reduction = 10 * Math.log10(Self.power(echo, range) / Self.power(out, range))
+        #expect(reduction >= 20, "echo reduced by \(reduction) dB")
+        #expect(gate.isActive)
+    }
+
+    @Test("The near end alone passes bit for bit; over the far end's echo it keeps its level")
+    func nearEndPasses() throws {
+        let near = VPSignals.pcm(try VPSignals.speech("fr_f_msginstruct_16k.wav", seconds: 3))
+        let silence = [Int16](repeating: 0, count: near.count)
+        let alone = Self.run(StartupEchoGate(frameSize: Self.frame, sampleRate: Self.rate), far: silence, capture: near, residual: near)
+        #expect(alone == near)
+
+        // Double talk before convergence: a far end 20 dB below the talker, its echo left in.
+        let far = VPSignals.pcm(try VPSignals.speech("en_f_congrats_16k.wav", seconds: 3, rms: 0.01))
+        let capture = zip(near, far).map { Int16(clamping: Int($0) + Int($1)) }
+        let out = Self.run(StartupEchoGate(frameSize: Self.frame, sampleRate: Self.rate), far: far, capture: capture, residual: capture)
+        let range = 3200..<near.count
+        let loss = 10 * Math.log10(Self.power(capture, range) / Self.power(out, range))
+        #expect(loss <= 1, "the talker lost \(loss) dB")
+    }
+
+    @Test("Once the canceller removes 15 dB the gate steps aside for good; a reset re-arms it")
+    func releasesOnConvergence() throws {
+        let far = VPSignals.pcm(try VPSignals.speech("en_f_congrats_16k.wav", seconds: 3))
+        let echo = far.map { Int16(Double($0) * 0.7) }
+        let residual = echo.map { $0 / 20 }  // 26 dB removed by the canceller
+        let gate = StartupEchoGate(frameSize: Self.frame, sampleRate: Self.rate)
+        let out = Self.run(gate, far: far, capture: echo, residual: residual)
+        #expect(!gate.isActive)
+        #expect(gate.cancellerERLE.map { $0 > 20 } == true)
+        // The last second is untouched: the gate is out of the way.
+        #expect(Array(out.suffix(Self.rate)) == Array(residual.suffix(Self.rate)))
+
+        gate.rearm()
+        #expect(gate.isActive)
+        let again = Self.run(gate, far: far, capture: echo, residual: echo)
+        #expect(10 * Math.log10(Self.power(echo, 3200..<far.count) / Self.power(again, 3200..<far.count)) >= 20)
+    }
+
+    @Test("A canceller that never shows progress is left alone after 5 s of far-end speech")
+    func releasesAfterTheLongestHold() throws {
+        let (_, echo, out, gate) = try Self.echoOnly(seconds: 8)
+        #expect(!gate.isActive)
+        #expect(Array(out.suffix(Self.rate)) == Array(echo.suffix(Self.rate)))
+    }
+
+    @Test("Processing a frame allocates nothing")
+    func allocatesNothing() throws {
+        let far = VPSignals.pcm(try VPSignals.speech("en_f_congrats_16k.wav", seconds: 1))
+        let gate = StartupEchoGate(frameSize: Self.frame, sampleRate: Self.rate)
+        // Buffers of their own: an array's first mutable access may copy it.
+        let x = UnsafeMutablePointer<Int16>.allocate(capacity: far.count)
+        let e = UnsafeMutablePointer<Int16>.allocate(capacity: far.count)
+        defer { x.deallocate(); e.deallocate() }
+        for i in 0..<far.count { x[i] = far[i]; e[i] = far[i] }
+        let before = AllocationCounter.thisThread
+        for k in 0..<(far.count / Self.frame) {
+            gate.process(reference: x + k * Self.frame, capture: x + k * Self.frame, output: e + k * Self.frame)
+        }
+        let after = AllocationCounter.thisThread
+        #expect(AllocationCounter.isActive)
+        #expect(after - before == 0)
+        #expect(gate.isActive)  // it suppressed all along: the gain path ran
+    }
+}
