@@ -65,7 +65,8 @@ final class StartupEchoGate {
 
     /// The canceller's ERLE over far-end-only frames so far, dB (nil before any).
     var cancellerERLE: Double? {
-        measuredFrames > 0 && outputAverage > 0 ? 10 * Math.log10(max(captureAverage, 1e-12) / outputAverage) : nil
+        // The floor: a canceller that leaves nothing at all has converged too.
+        measuredFrames > 0 ? 10 * Math.log10(max(captureAverage, 1e-12) / max(outputAverage, 1e-12)) : nil
     }
 
     /// Learns from the frame and, while active, scales `output` (the canceller's output) in place.

@@ -74,6 +74,11 @@ struct StartupEchoGateTests {
         // The last second is untouched: the gate is out of the way.
         #expect(Array(out.suffix(Self.rate)) == Array(residual.suffix(Self.rate)))
 
+        // A canceller that leaves nothing at all counts as converged as well.
+        let silent = StartupEchoGate(frameSize: Self.frame, sampleRate: Self.rate)
+        _ = Self.run(silent, far: far, capture: echo, residual: [Int16](repeating: 0, count: echo.count))
+        #expect(!silent.isActive)
+
         gate.rearm()
         #expect(gate.isActive)
         let again = Self.run(gate, far: far, capture: echo, residual: echo)
