@@ -127,7 +127,7 @@ struct DemoReport: Encodable {
         let p = latencyParts
         Swift.print("  mouth to ear (measured): \(f(mouthToEarMs)) ms; parts: capture \(f(p.captureMs)), processing \(f(p.processingMs)), "
                     + "codec \(f(p.codecLookaheadMs)), network \(f(p.networkMs)), jitter buffer \(f(p.jitterBufferMs)), playback \(f(p.playbackBufferMs))")
-        Swift.print("  recordings: \(out)/caller and \(out)/callee (played.wav, captured.wav, echo.wav)")
+        Swift.print("  recordings: \(out)/caller and \(out)/callee (spoken, captured, echo, uplink and played .wav)")
         if json {
             printJSONLine(self)
         }
