@@ -15,7 +15,8 @@ package final class RealFFT {
     package let size: Int
     /// Complex points of the inner FFT (`size / 2`).
     private let half: Int
-    /// Twiddles of the inner FFT, e^(-2 pi i k / half) for k < half / 2.
+    /// Twiddles of the inner FFT, stage by stage so each stage reads them contiguously: the
+    /// stage of butterfly span `h` uses e^(-2 pi i k / 2h), k < h, stored from index `h - 1`.
     private let twiddleRe: UnsafeMutablePointer<Float>
     private let twiddleIm: UnsafeMutablePointer<Float>
     /// Split twiddles, e^(-2 pi i k / size) for k < half.
@@ -30,17 +31,23 @@ package final class RealFFT {
         precondition(size >= 4 && size & (size - 1) == 0, "RealFFT size must be a power of two >= 4")
         self.size = size
         half = size / 2
-        twiddleRe = .allocate(capacity: max(1, half / 2))
-        twiddleIm = .allocate(capacity: max(1, half / 2))
+        twiddleRe = .allocate(capacity: half)
+        twiddleIm = .allocate(capacity: half)
         splitRe = .allocate(capacity: half)
         splitIm = .allocate(capacity: half)
         bitReversed = .allocate(capacity: half)
         workRe = .allocate(capacity: half)
         workIm = .allocate(capacity: half)
-        for k in 0..<max(1, half / 2) {
-            let angle = -2 * Double.pi * Double(k) / Double(half)
-            twiddleRe[k] = Float(Math.cos(angle))
-            twiddleIm[k] = Float(Math.sin(angle))
+        twiddleRe[half - 1] = 1
+        twiddleIm[half - 1] = 0
+        var span = 1
+        while span < half {
+            for k in 0..<span {
+                let angle = -Double.pi * Double(k) / Double(span)
+                twiddleRe[span - 1 + k] = Float(Math.cos(angle))
+                twiddleIm[span - 1 + k] = Float(Math.sin(angle))
+            }
+            span <<= 1
         }
         for k in 0..<half {
             let angle = -2 * Double.pi * Double(k) / Double(size)
@@ -112,28 +119,72 @@ package final class RealFFT {
     }
 
     /// In-place iterative radix-2 transform of the bit-reversed work buffers (unscaled).
+    ///
+    /// The first two stages, whose twiddles are 1 and -i, run fused without multiplications;
+    /// stages of span 8 and more run eight butterflies at a time on SIMD lanes.
     private func complexTransform(inverse: Bool) {
         let n = half
+        let re = workRe, im = workIm
         let sign: Float = inverse ? -1 : 1
-        var length = 2
-        while length <= n {
-            let halfLength = length / 2
-            let step = n / length
+        var span = 1
+        if n >= 4 {
+            var s = 0
+            while s < n {
+                let a0r = re[s] + re[s + 1], a0i = im[s] + im[s + 1]
+                let a1r = re[s] - re[s + 1], a1i = im[s] - im[s + 1]
+                let b0r = re[s + 2] + re[s + 3], b0i = im[s + 2] + im[s + 3]
+                let b1r = re[s + 2] - re[s + 3], b1i = im[s + 2] - im[s + 3]
+                // b1 times -i (forward) or +i (inverse)
+                let tr = sign * b1i, ti = -sign * b1r
+                re[s] = a0r + b0r; im[s] = a0i + b0i
+                re[s + 2] = a0r - b0r; im[s + 2] = a0i - b0i
+                re[s + 1] = a1r + tr; im[s + 1] = a1i + ti
+                re[s + 3] = a1r - tr; im[s + 3] = a1i - ti
+                s += 4
+            }
+            span = 4
+        }
+        while span < n {
+            let wRe = twiddleRe + (span - 1), wIm = twiddleIm + (span - 1)
             var start = 0
             while start < n {
-                for k in 0..<halfLength {
-                    let wr = twiddleRe[k * step], wi = sign * twiddleIm[k * step]
-                    let a = start + k, b = a + halfLength
-                    let tr = workRe[b] * wr - workIm[b] * wi
-                    let ti = workRe[b] * wi + workIm[b] * wr
-                    workRe[b] = workRe[a] - tr
-                    workIm[b] = workIm[a] - ti
-                    workRe[a] += tr
-                    workIm[a] += ti
+                let a = start, b = start + span
+                if span >= 8 {
+                    let lanes = SIMD8<Float>(repeating: sign)
+                    var k = 0
+                    while k < span {
+                        let wr = Self.load(wRe + k), wi = Self.load(wIm + k) * lanes
+                        let br = Self.load(re + b + k), bi = Self.load(im + b + k)
+                        let tr = br * wr - bi * wi, ti = br * wi + bi * wr
+                        let ar = Self.load(re + a + k), ai = Self.load(im + a + k)
+                        Self.store(ar - tr, re + b + k); Self.store(ai - ti, im + b + k)
+                        Self.store(ar + tr, re + a + k); Self.store(ai + ti, im + a + k)
+                        k += 8
+                    }
+                } else {
+                    for k in 0..<span {
+                        let wr = wRe[k], wi = sign * wIm[k]
+                        let tr = re[b + k] * wr - im[b + k] * wi
+                        let ti = re[b + k] * wi + im[b + k] * wr
+                        re[b + k] = re[a + k] - tr
+                        im[b + k] = im[a + k] - ti
+                        re[a + k] += tr
+                        im[a + k] += ti
+                    }
                 }
-                start += length
+                start += 2 * span
             }
-            length <<= 1
+            span <<= 1
         }
+    }
+
+    @inline(__always)
+    private static func load(_ p: UnsafeMutablePointer<Float>) -> SIMD8<Float> {
+        UnsafeRawPointer(p).loadUnaligned(as: SIMD8<Float>.self)
+    }
+
+    @inline(__always)
+    private static func store(_ v: SIMD8<Float>, _ p: UnsafeMutablePointer<Float>) {
+        UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD8<Float>.self)
     }
 }

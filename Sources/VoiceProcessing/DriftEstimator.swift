@@ -54,6 +54,15 @@ final class DriftEstimator {
     /// Drift in parts per million (positive: the capture clock is faster).
     var ppm: Double { slope / (1 - slope) * 1e6 }
 
+    /// The slope worth compensating: ``slope`` when it is at least 1 ppm and three standard
+    /// errors from zero, otherwise 0. Two devices on one clock measure a few tenths of a ppm of
+    /// noise; following it would read the reference through the fractional interpolator for
+    /// nothing (64 multiply-adds a sample), and a drift that small moves the echo by one sample
+    /// a minute, which the canceller follows on its own.
+    var significantSlope: Double {
+        abs(slope) >= 1e-6 && abs(slope) >= 3 * slopeError ? slope : 0
+    }
+
     /// Adds a delay measurement (samples) at capture sample `time`.
     func add(time: Int, delay: Double) {
         let t = Double(time)

@@ -334,6 +334,9 @@ public final class VoiceProcessingUnit {
         // The reference, read at the echo's delay (fractional when drifting).
         var d = alignment.delay(at: n0)
         var step = 1 - alignment.slope
+        // Without drift the reference is read at whole samples: a fraction of a sample of
+        // delay is part of the echo path the canceller models anyway.
+        if alignment.slope == 0 { d = d.rounded() }
         if d < Double(SincKernel.halfTaps) {
             d = d.rounded(.down)
             step = 1
@@ -363,7 +366,7 @@ public final class VoiceProcessingUnit {
                 }
                 if let drift, e.confidence >= 7 {
                     drift.add(time: e.time, delay: e.delay)
-                    if drift.isConfident { alignment.setSlope(drift.slope, at: n0 + frame) }
+                    if drift.isConfident { alignment.setSlope(drift.significantSlope, at: n0 + frame) }
                 }
             }
         }

@@ -5,7 +5,7 @@ import TestSupport
 
 @Suite("Real FFT and partitioned convolution")
 struct ConvolutionTests {
-    @Test("The real FFT matches a direct DFT and inverts exactly", arguments: [4, 8, 64, 512])
+    @Test("The real FFT matches a direct DFT and inverts exactly", arguments: [4, 8, 16, 32, 64, 512, 2048])
     func fftMatchesDFT(size: Int) {
         let x = Tone.noise(count: size, rms: 1, seed: UInt64(size))
         let fft = RealFFT(size: size)
