@@ -57,6 +57,29 @@ package final class InterpolatingRing {
         index >= 0 && index < written && written - index <= capacity ? ring[index & mask] : 0
     }
 
+    /// Copies the samples at absolute indices `first ..< first + count` into `output` (zeros
+    /// where the ring holds none), in at most two runs: the bounds are checked once per call,
+    /// not once per sample.
+    @inline(__always)
+    package func copy(from first: Int, count: Int, into output: UnsafeMutablePointer<Float>) {
+        let end = written
+        let start = max(first, end - capacity, 0)
+        let stop = min(first + count, end)
+        guard start < stop else {
+            output.update(repeating: 0, count: count)
+            return
+        }
+        output.update(repeating: 0, count: start - first)
+        var index = start
+        while index < stop {
+            let slot = index & mask
+            let run = min(stop - index, capacity - slot)
+            (output + (index - first)).update(from: ring + slot, count: run)
+            index += run
+        }
+        (output + (stop - first)).update(repeating: 0, count: first + count - stop)
+    }
+
     /// The stream at fractional absolute position `position`, from the 32 samples around it,
     /// `floor(position) - 15 ... floor(position) + 16` (all written once `position` is at least
     /// ``SincKernel/halfTaps`` behind ``written``).
@@ -64,7 +87,7 @@ package final class InterpolatingRing {
     package func interpolated(at position: Double) -> Float {
         let whole = position.rounded(.down)
         let first = Int(whole) - (SincKernel.halfTaps - 1)
-        for k in 0..<SincKernel.taps { window[k] = sample(at: first + k) }
+        copy(from: first, count: SincKernel.taps, into: window)
         return kernel.interpolate(window + (SincKernel.halfTaps - 1), fraction: position - whole)
     }
 

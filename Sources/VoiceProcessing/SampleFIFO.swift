@@ -87,7 +87,7 @@ final class ReferenceRing {
     func read(from start: Double, step: Double, count: Int, into output: UnsafeMutablePointer<Float>) {
         if step == 1, start == start.rounded() {
             let first = Int(start)
-            for i in 0..<count { output[i] = history.sample(at: first + i) }
+            history.copy(from: first, count: count, into: output)
             return
         }
         for i in 0..<count {

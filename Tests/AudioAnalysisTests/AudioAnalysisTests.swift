@@ -133,4 +133,16 @@ struct SegmentedCorrelationTests {
         let x = Tone.noise(count: 16000, rms: 0.2, seed: 9), y = Tone.noise(count: 16000, rms: 0.2, seed: 10)
         #expect(Alignment.segmentedCorrelation(reference: x, test: y, around: 0, window: 4000, search: 400) < 0.2)
     }
+
+    @Test("A ring's block copy equals sample-by-sample reads, across the wrap and both ends")
+    func ringCopyMatchesSamples() {
+        let ring = InterpolatingRing(minimumCapacity: 64)
+        let x = Tone.noise(count: 150, rms: 0.3, seed: 11)
+        for v in x { ring.write(v) }  // 150 written into 64 slots: wrapped, the oldest 86 gone
+        var out = [Float](repeating: .nan, count: 40)
+        for first in [-50, -10, 60, 80, 86, 100, 120, 140, 200] {
+            out.withUnsafeMutableBufferPointer { ring.copy(from: first, count: 40, into: $0.baseAddress!) }
+            for i in 0..<40 { #expect(out[i] == ring.sample(at: first + i), "index \(first + i)") }
+        }
+    }
 }
