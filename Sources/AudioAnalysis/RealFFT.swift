@@ -38,6 +38,7 @@ package final class RealFFT {
         bitReversed = .allocate(capacity: half)
         workRe = .allocate(capacity: half)
         workIm = .allocate(capacity: half)
+        // Spans run 1 ..< half, filling slots 0 ..< half - 1; the last slot is never read.
         twiddleRe[half - 1] = 1
         twiddleIm[half - 1] = 0
         var span = 1
