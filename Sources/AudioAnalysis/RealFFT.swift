@@ -31,16 +31,14 @@ package final class RealFFT {
         precondition(size >= 4 && size & (size - 1) == 0, "RealFFT size must be a power of two >= 4")
         self.size = size
         half = size / 2
-        twiddleRe = .allocate(capacity: half)
-        twiddleIm = .allocate(capacity: half)
+        // Spans 1, 2, 4 ... half / 2 fill slots 0 ..< half - 1.
+        twiddleRe = .allocate(capacity: half - 1)
+        twiddleIm = .allocate(capacity: half - 1)
         splitRe = .allocate(capacity: half)
         splitIm = .allocate(capacity: half)
         bitReversed = .allocate(capacity: half)
         workRe = .allocate(capacity: half)
         workIm = .allocate(capacity: half)
-        // Spans run 1 ..< half, filling slots 0 ..< half - 1; the last slot is never read.
-        twiddleRe[half - 1] = 1
-        twiddleIm[half - 1] = 0
         var span = 1
         while span < half {
             for k in 0..<span {
