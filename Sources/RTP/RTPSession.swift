@@ -91,7 +91,7 @@ public final class RTPSession: Sendable {
         var random = SystemRandomNumberGenerator()
         ssrc = UInt32.random(in: 1...UInt32.max, using: &random)
         let cname = configuration.cname ?? Self.randomCNAME(&random)
-        thread = LoopThread(NetworkLoop(configuration: configuration, ssrc: ssrc, cname: cname, rtp: rtpSocket,
+        thread = LoopThread(name: "callaudio-rtp", NetworkLoop(configuration: configuration, ssrc: ssrc, cname: cname, rtp: rtpSocket,
                                         rtcp: rtcpSocket, ring: ring, state: state, logger: logger, seed: random.next()))
     }
 

@@ -105,6 +105,18 @@ struct SegmentedCorrelationTests {
         #expect(segmented > 0.99)
     }
 
+    @Test("A delay step inside a window (a jitter buffer dropped a frame there) is scored on both lags")
+    func delayStepInsideWindow() {
+        let x = Tone.noise(count: 32000, rms: 0.2, seed: 9)
+        // 100 samples late until sample 14000, in the middle of the window 12000..<16000, then 420.
+        let y = [Float](repeating: 0, count: 100) + Array(x[0..<14000]) + [Float](repeating: 0, count: 320) + Array(x[14000...])
+        let global = Alignment.find(reference: x, test: y, maxLag: 1000)
+        let segmented = Alignment.segmentedCorrelation(reference: x, test: y, around: global.lag, window: 4000, search: 800)
+        #expect(segmented > 0.99)
+        // That window on one lag matches only in its first half.
+        #expect(Alignment.correlation(Array(x[12000..<16000]), y, lag: 12100) < 0.6)
+    }
+
     @Test("Each window searches only its documented range, +-search around the lag")
     func searchRange() {
         let x = Tone.noise(count: 16000, rms: 0.2, seed: 11)
@@ -128,7 +140,7 @@ struct SegmentedCorrelationTests {
         #expect(Alignment.segmentedCorrelation(reference: x, test: y, around: 100, window: 4000, search: 400) < 0.5)
     }
 
-    @Test("Unrelated signals stay uncorrelated segment by segment")
+    @Test("Unrelated signals stay uncorrelated segment by segment, one lag or two")
     func unrelated() {
         let x = Tone.noise(count: 16000, rms: 0.2, seed: 9), y = Tone.noise(count: 16000, rms: 0.2, seed: 10)
         #expect(Alignment.segmentedCorrelation(reference: x, test: y, around: 0, window: 4000, search: 400) < 0.2)
