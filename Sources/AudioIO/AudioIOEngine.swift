@@ -82,7 +82,7 @@ public final class AudioIOEngine: @unchecked Sendable {
         failure = nil
         running.store(true, ordering: .releasing)
         let box = DeviceBox(device)
-        let t = try RealtimeThread(priority: realtimePriority) { [self] in self.run(box) }
+        let t = try RealtimeThread(name: "callaudio-io", priority: realtimePriority) { [self] in self.run(box) }
         if let realtimePriority {
             if t.priorityGranted {
                 logger.info("I/O thread running at real-time priority SCHED_FIFO \(realtimePriority)")

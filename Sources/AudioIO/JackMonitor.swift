@@ -41,7 +41,7 @@ final class JackMonitor: Sendable {
             }
         }
         var started: RealtimeThread?
-        do { started = try RealtimeThread(priority: nil, body: body) } catch {
+        do { started = try RealtimeThread(name: "callaudio-jack", priority: nil, body: body) } catch {
             logger.warning("cannot start the jack monitor thread (\(error)): no plug events")
             return
         }

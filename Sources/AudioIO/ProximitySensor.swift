@@ -67,7 +67,7 @@ public final class IIOProximitySensor: ProximitySensor {
         core.poll()
         let micros = UInt32(clamping: max(1, interval.components.seconds * 1_000_000 + interval.components.attoseconds / 1_000_000_000_000))
         self.core = core
-        poller = try RealtimeThread(priority: nil) {
+        poller = try RealtimeThread(name: "callaudio-prox", priority: nil) {
             while core.isRunning {
                 usleep(micros)
                 core.poll()

@@ -112,7 +112,7 @@ public final class ImpairmentRelay: Sendable {
         worker = RelayWorker(front: front, back: back, targets: targets,
                              forward: ImpairmentModel(profile: forward, seed: seed),
                              backward: ImpairmentModel(profile: backward, seed: seed ^ 0x5DEE_CE66_D1CE_4E5B))
-        thread = LoopThread(worker)
+        thread = LoopThread(name: "callaudio-relay", worker)
     }
 
     deinit { stop() }

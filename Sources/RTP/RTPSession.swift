@@ -91,8 +91,9 @@ public final class RTPSession: Sendable {
         var random = SystemRandomNumberGenerator()
         ssrc = UInt32.random(in: 1...UInt32.max, using: &random)
         let cname = configuration.cname ?? Self.randomCNAME(&random)
-        thread = LoopThread(name: "callaudio-rtp", NetworkLoop(configuration: configuration, ssrc: ssrc, cname: cname, rtp: rtpSocket,
-                                        rtcp: rtcpSocket, ring: ring, state: state, logger: logger, seed: random.next()))
+        let loop = NetworkLoop(configuration: configuration, ssrc: ssrc, cname: cname, rtp: rtpSocket, rtcp: rtcpSocket,
+                               ring: ring, state: state, logger: logger, seed: random.next())
+        thread = LoopThread(name: "callaudio-rtp", loop)
     }
 
     /// A random CNAME of 96 bits in base64 (RFC 7022 section 4.2).

@@ -257,6 +257,7 @@ final class UserAgentCore: Sendable {
     func startReceiving() {
         let socket = environment.socket
         Thread.detachNewThread { [self] in
+            Thread.current.name = "callaudio-sip"
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
             defer { buffer.deallocate() }
             while running.load(ordering: .acquiring) {
