@@ -1,3 +1,5 @@
+import AudioAnalysis
+
 /// Decides where in the loudspeaker history the canceller's reference is read: the delay, in
 /// processing samples, from a loudspeaker sample to the microphone sample it is paired with.
 ///
@@ -25,6 +27,11 @@ final class EchoAlignment {
     let maximumResidual: Double
     /// A fixed delay (no device delay, no estimator), if configured.
     let fixedDelay: Double?
+    /// The least delay the reference is placed at when the echo allows it: when drift may be
+    /// followed, twice ``SincKernel/halfTaps`` (a read between samples needs half that many
+    /// played samples past the point, and the rest is headroom, so a small negative drift takes
+    /// minutes to use it up), else 0.
+    let interpolationFloor: Double
 
     private(set) var anchorDelay: Double
     private(set) var anchorTime = 0
@@ -39,14 +46,17 @@ final class EchoAlignment {
     private(set) var echoDelay: Double?
     private var candidate: Double?
 
-    init(sampleRate: Int, fixedDelay: Double?) {
+    /// - Parameter followsDrift: whether ``setSlope(_:at:)`` will be used, so the reference must be
+    ///   readable between samples.
+    init(sampleRate: Int, fixedDelay: Double?, followsDrift: Bool = false) {
         self.sampleRate = sampleRate
         let ms = Double(sampleRate) / 1000
         margin = 4 * ms
         minimumResidual = 0.5 * ms
         maximumResidual = 32 * ms
         self.fixedDelay = fixedDelay
-        anchorDelay = fixedDelay ?? 0
+        interpolationFloor = followsDrift ? Double(2 * SincKernel.halfTaps) : 0
+        anchorDelay = fixedDelay ?? interpolationFloor
     }
 
     /// The reference delay for capture sample `n`.
@@ -110,6 +120,27 @@ final class EchoAlignment {
         return moved > ms
     }
 
+    /// Moves the reference back to where it can be read between samples, if a drift slope is
+    /// followed and the reference has come within ``SincKernel/halfTaps`` samples of the
+    /// loudspeaker (a negative drift brings it closer over time). A fractional read takes that
+    /// many samples past the point, and they must have been played already. Closer in, the unit
+    /// reads whole samples, and the echo path then jumps by a sample every `1 / slope` samples
+    /// (every 1.25 s at 50 ppm), which the canceller never catches up with. The move puts the
+    /// echo's direct path ``margin`` after the reference, as a confirmed estimate does, but not
+    /// closer than ``interpolationFloor``. It happens only if the echo still comes at least
+    /// ``minimumResidual`` after the reference.
+    ///
+    /// - Returns: whether the reference moved (the canceller should start over).
+    func keepInterpolable(at time: Int) -> Bool {
+        guard fixedDelay == nil, slope != 0, let echo = echoDelay, delay(at: time) < Double(SincKernel.halfTaps) else {
+            return false
+        }
+        let target = max(interpolationFloor, echo - margin)
+        guard echo - target >= minimumResidual else { return false }
+        place(target, at: time)
+        return true
+    }
+
     /// Follows a clock drift of `slope` samples per sample from capture sample `time` on.
     func setSlope(_ newSlope: Double, at time: Int) {
         guard fixedDelay == nil else { return }
@@ -119,14 +150,17 @@ final class EchoAlignment {
         hasSlope = true
     }
 
+    /// Puts the reference at `value`, or at ``interpolationFloor`` if that is more and the echo
+    /// (when known) still comes ``minimumResidual`` after it.
     private func place(_ value: Double, at time: Int) {
-        anchorDelay = max(0, value)
+        let echoAllows = echoDelay.map { $0 - interpolationFloor >= minimumResidual } ?? true
+        anchorDelay = max(echoAllows ? interpolationFloor : 0, value)
         anchorTime = time
     }
 
     /// Forgets everything learned (keeps a fixed delay).
     func reset() {
-        anchorDelay = fixedDelay ?? 0
+        anchorDelay = fixedDelay ?? interpolationFloor
         anchorTime = 0
         slope = 0
         hasSlope = false

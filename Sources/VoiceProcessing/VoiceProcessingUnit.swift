@@ -156,7 +156,7 @@ public final class VoiceProcessingUnit {
         frameOut.initialize(repeating: 0, count: frame)
 
         let fixed: Double? = if case .fixed(let seconds) = c.delay { seconds * Double(fp) } else { nil }
-        alignment = EchoAlignment(sampleRate: fp, fixedDelay: fixed)
+        alignment = EchoAlignment(sampleRate: fp, fixedDelay: fixed, followsDrift: c.compensatesDrift)
         if fixed == nil {
             estimator = DelayEstimator(processingRate: fp, maximumLag: c.maximumEchoDelay)
             drift = c.compensatesDrift ? DriftEstimator(sampleRate: fp) : nil
@@ -327,6 +327,14 @@ public final class VoiceProcessingUnit {
         return resampler.convert(input, n, into: output, capacity: scratchCapacity)
     }
 
+    /// The reference moved: the canceller's filter no longer fits it.
+    private func restartCanceller() {
+        canceller.reset()
+        startupGate?.rearm()
+        monitor.reset()
+        shared.resets.add(1, ordering: .relaxed)
+    }
+
     private func processFrame() {
         inFIFO.pop(into: frameIn, frame)
         let n0 = captureIndex
@@ -359,14 +367,14 @@ public final class VoiceProcessingUnit {
             for i in 0..<frame { captureFloat[i] = Float(frameIn[i]) * (1 / 32768) }
             if let e = estimator.pushCapture(captureFloat, frame) {
                 if alignment.updateEstimate(delay: e.delay, confidence: e.confidence, at: e.time) {
-                    canceller.reset()
-                    startupGate?.rearm()
-                    monitor.reset()
-                    shared.resets.add(1, ordering: .relaxed)
+                    restartCanceller()
                 }
                 if let drift, e.confidence >= 7 {
                     drift.add(time: e.time, delay: e.delay)
-                    if drift.isConfident { alignment.setSlope(drift.significantSlope, at: n0 + frame) }
+                    if drift.isConfident {
+                        alignment.setSlope(drift.significantSlope, at: n0 + frame)
+                        if alignment.keepInterpolable(at: n0 + frame) { restartCanceller() }
+                    }
                 }
             }
         }

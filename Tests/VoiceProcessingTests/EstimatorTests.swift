@@ -107,6 +107,32 @@ struct EstimatorTests {
         #expect(abs(a.delay(at: 27000) - (2400.4 - 64 + 320)) < 1e-9)
     }
 
+    @Test("With drift followed, the reference stays where it can be read between samples")
+    func interpolableReference() {
+        let a = EchoAlignment(sampleRate: 16000, fixedDelay: nil, followsDrift: true)
+        // No device delay: the reference waits 32 samples (a read between samples takes 16 past the point).
+        a.updateDevice(delay: 0, at: 0)
+        #expect(a.delay(at: 0) == 32)
+        // An echo 100 samples late is inside the band: no move.
+        #expect(!a.updateEstimate(delay: 100, confidence: 20, at: 16000))
+        #expect(!a.updateEstimate(delay: 100, confidence: 20, at: 18048))
+        #expect(a.delay(at: 18048) == 32)
+        #expect(!a.keepInterpolable(at: 18048))
+        // A negative drift brings the reference within 16 samples: it moves back, 4 ms before the echo.
+        a.setSlope(-50e-6, at: 20000)
+        #expect(!a.keepInterpolable(at: 200_000))
+        #expect(a.keepInterpolable(at: 420_000))
+        #expect(a.delay(at: 420_000) == 100 - 64)
+
+        // An echo 20 samples late comes before the 32-sample floor: the floor gives way.
+        let close = EchoAlignment(sampleRate: 16000, fixedDelay: nil, followsDrift: true)
+        #expect(!close.updateEstimate(delay: 20, confidence: 20, at: 16000))
+        _ = close.updateEstimate(delay: 20, confidence: 20, at: 18048)
+        #expect(close.delay(at: 18048) == 0)
+        close.setSlope(50e-6, at: 20000)
+        #expect(!close.keepInterpolable(at: 20000))
+    }
+
     @Test("Device delay aligns the reference before the estimator locks")
     func deviceDelayAlignment() {
         let a = EchoAlignment(sampleRate: 16000, fixedDelay: nil)

@@ -56,8 +56,8 @@ struct RegressionTests {
     @Test("Base: RT60 0.3 s, 5 ms delay")
     func base() throws {
         let r = try Self.run { _ in }
-        // Measured 36.0 / 37.6 dB.
-        #expect(r.erle >= 33, "full-chain ERLE \(r.erle) dB")
+        // Measured 33.8 / 38.4 dB (36.0 / 37.6 before the reference was kept 2 ms behind the loudspeaker).
+        #expect(r.erle >= 31, "full-chain ERLE \(r.erle) dB")
         #expect(r.postDoubleTalkERLE >= 34, "ERLE after double talk \(r.postDoubleTalkERLE) dB")
         #expect(abs((r.statistics.estimatedDelayMs ?? 0) - r.echoDelayMs) <= 2)
         #expect(r.statistics.cancellerResets == 0)
@@ -66,18 +66,21 @@ struct RegressionTests {
     @Test("150 ms of bulk delay is found and aligned")
     func bulkDelay() throws {
         let r = try Self.run { $0.bulkDelay = 0.15 }
-        // Measured 26.3 dB (one reset at the realignment); plain SpeexDSP leaves ~150 ms of its tail unused.
-        #expect(r.erle >= 23, "full-chain ERLE \(r.erle) dB")
+        // Measured 33.7 dB (one reset at the realignment); plain SpeexDSP leaves ~150 ms of its tail unused.
+        #expect(r.erle >= 30, "full-chain ERLE \(r.erle) dB")
         let estimated = try #require(r.statistics.estimatedDelayMs)
         #expect(abs(estimated - r.echoDelayMs) <= 2, "estimated \(estimated) ms, true \(r.echoDelayMs) ms")
         #expect(r.statistics.cancellerResets == 1)
     }
 
-    @Test("100 ppm of clock drift is measured and followed")
+    @Test("100 ppm of clock drift is measured and followed, losing under 3 dB against no drift")
     func drift() throws {
         let r = try Self.run { $0.driftPPM = 100 }
-        // Measured 21.9 dB, 100.3 ppm.
-        #expect(r.erle >= 19, "full-chain ERLE \(r.erle) dB")
+        let base = try Self.run { _ in }
+        // Measured 32.2 dB against 33.8, 100.3 ppm. With the reference read at whole samples
+        // (as it was when it sat under 16 samples behind the loudspeaker): 21.9 dB.
+        #expect(r.erle >= 29, "full-chain ERLE \(r.erle) dB")
+        #expect(base.erle - r.erle <= 3, "drift loses \(base.erle - r.erle) dB")
         let ppm = try #require(r.statistics.driftPPM)
         #expect(abs(ppm - 100) <= 5, "estimated \(ppm) ppm")
     }
