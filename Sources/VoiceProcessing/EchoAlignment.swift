@@ -9,13 +9,15 @@ import AudioAnalysis
 ///
 /// 1. a confirmed delay-estimator measurement (two agreeing hops with a clear peak);
 /// 2. the device delay the I/O layer reports, smoothed (before the estimator has locked);
-/// 3. zero.
+/// 3. zero (or ``interpolationFloor`` when drift may be followed).
 ///
 /// Small movements of the echo inside the tail are left to the canceller, which tracks them
 /// without losing what it learned; the reference is re-placed (and the canceller reset) only
 /// when the echo leaves the band ``minimumResidual`` ... ``maximumResidual`` after the reference.
 /// Clock drift is followed continuously: the applied delay is a line,
-/// `anchorDelay + slope * (n - anchorTime)`, whose slope comes from ``DriftEstimator``.
+/// `anchorDelay + slope * (n - anchorTime)`, whose slope comes from ``DriftEstimator``, read
+/// between samples; so the reference is kept ``interpolationFloor`` behind the loudspeaker
+/// where the echo allows it (``keepInterpolable(at:)``).
 ///
 /// Thread safety: not thread-safe; used by the I/O thread only. Nothing allocates.
 final class EchoAlignment {
