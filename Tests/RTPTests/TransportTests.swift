@@ -127,6 +127,23 @@ struct TransportTests {
         return received
     }
 
+    @Test("The network thread carries its name, as top -H and perf show it")
+    func networkThreadName() throws {
+        let session = try RTPSession(configuration: RTPSessionConfiguration(
+            localAddress: try SocketAddress(host: "127.0.0.1", port: 0), remoteAddress: try SocketAddress(host: "127.0.0.1", port: 9)))
+        session.start()
+        defer { session.stop() }
+        // The thread names itself as it starts: give it a moment.
+        var names: [String] = []
+        for _ in 0..<100 where !names.contains("callaudio-rtp") {
+            Thread.sleep(forTimeInterval: 0.01)
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+            names = tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+                .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        }
+        #expect(names.contains("callaudio-rtp"))
+    }
+
     @Test("A call on loopback: packets, RTCP with RTT, loss and jitter, then BYE")
     func session() throws {
         let (a, b, received) = try Self.call(seconds: 3.5)
