@@ -91,11 +91,12 @@ final class EchoAlignment {
             deviceJumpCount = 0
             let step = reported - current
             deviceDelay = reported
-            // The echo moved with the device: move the reference by as much, and the estimate too.
-            place(delay(at: time) + step, at: time)
+            // The echo moved with the device: move the estimate and the reference by as much.
             if let e = echoDelay { echoDelay = e + step }
             candidate = nil
-            return abs(step) > ms
+            let before = delay(at: time)
+            place(before + step, at: time)
+            return abs(delay(at: time) - before) > ms
         }
         deviceJumpCount = 0
         // Jitter of a period or so: follow slowly.
@@ -117,9 +118,9 @@ final class EchoAlignment {
         echoDelay = measured
         let residual = measured - delay(at: time)
         guard residual < minimumResidual || residual > maximumResidual else { return false }
-        let moved = abs(measured - margin - delay(at: time))
+        let before = delay(at: time)
         place(measured - margin, at: time)
-        return moved > ms
+        return abs(delay(at: time) - before) > ms
     }
 
     /// Moves the reference back to where it can be read between samples, if a drift slope is
@@ -129,17 +130,16 @@ final class EchoAlignment {
     /// reads whole samples, and the echo path then jumps by a sample every `1 / slope` samples
     /// (every 1.25 s at 50 ppm), which the canceller never catches up with. The move puts the
     /// echo's direct path ``margin`` after the reference, as a confirmed estimate does, but not
-    /// closer than ``interpolationFloor``. It happens only if the echo still comes at least
-    /// ``minimumResidual`` after the reference.
+    /// closer than ``interpolationFloor``. It happens only if the echo comes at least half the
+    /// ``margin`` after the floor.
     ///
     /// - Returns: whether the reference moved (the canceller should start over).
     func keepInterpolable(at time: Int) -> Bool {
         guard fixedDelay == nil, slope != 0, let echo = echoDelay, delay(at: time) < Double(SincKernel.halfTaps) else {
             return false
         }
-        let target = max(interpolationFloor, echo - margin)
-        guard echo - target >= minimumResidual else { return false }
-        place(target, at: time)
+        guard echo - interpolationFloor >= margin / 2 else { return false }
+        place(max(interpolationFloor, echo - margin), at: time)
         return true
     }
 
@@ -153,9 +153,12 @@ final class EchoAlignment {
     }
 
     /// Puts the reference at `value`, or at ``interpolationFloor`` if that is more and the echo
-    /// (when known) still comes ``minimumResidual`` after it.
+    /// still comes at least half the ``margin`` after it. Where the echo is comes from the
+    /// estimator once locked, and before that from the device delay, the least the echo can
+    /// take; a device that reports none (0, as files processed offline do) says nothing.
     private func place(_ value: Double, at time: Int) {
-        let echoAllows = echoDelay.map { $0 - interpolationFloor >= minimumResidual } ?? true
+        let echo = echoDelay ?? deviceDelay.flatMap { $0 > 0 ? $0 : nil }
+        let echoAllows = echo.map { $0 - interpolationFloor >= margin / 2 } ?? true
         anchorDelay = max(echoAllows ? interpolationFloor : 0, value)
         anchorTime = time
     }

@@ -1,7 +1,8 @@
 import AudioAnalysis
 import Foundation
 import Opus
-import RTP
+@testable import RTP
+import Synchronization
 import Testing
 import TestSupport
 import WAV
@@ -127,21 +128,14 @@ struct TransportTests {
         return received
     }
 
-    @Test("The network thread carries its name, as top -H and perf show it")
-    func networkThreadName() throws {
-        let session = try RTPSession(configuration: RTPSessionConfiguration(
-            localAddress: try SocketAddress(host: "127.0.0.1", port: 0), remoteAddress: try SocketAddress(host: "127.0.0.1", port: 9)))
-        session.start()
-        defer { session.stop() }
-        // The thread names itself as it starts: give it a moment.
-        var names: [String] = []
-        for _ in 0..<100 where !names.contains("callaudio-rtp") {
-            Thread.sleep(forTimeInterval: 0.01)
-            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-            names = tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
-                .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-        }
-        #expect(names.contains("callaudio-rtp"))
+    @Test("A loop thread carries its name, as top -H and perf show it")
+    func loopThreadName() {
+        // The loop reads its own thread's name, so threads of other tests cannot answer for it.
+        let loop = NameReadingLoop()
+        let thread = LoopThread(name: "callaudio-rtp", loop)
+        thread.start()
+        thread.stop()
+        #expect(loop.name.withLock { $0 } == "callaudio-rtp")
     }
 
     @Test("A call on loopback: packets, RTCP with RTT, loss and jitter, then BYE")
@@ -191,3 +185,12 @@ struct TransportTests {
     }
 }
 
+
+/// Records the name of the thread it runs on.
+private final class NameReadingLoop: ThreadLoop {
+    let name = Mutex<String?>(nil)
+    func run(stopping: borrowing Atomic<Bool>) {
+        let comm = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
+        name.withLock { $0 = comm?.trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+}

@@ -124,13 +124,27 @@ struct EstimatorTests {
         #expect(a.keepInterpolable(at: 420_000))
         #expect(a.delay(at: 420_000) == 100 - 64)
 
-        // An echo 20 samples late comes before the 32-sample floor: the floor gives way.
+        // The floor gives way wherever the echo could come less than 2 ms after it: an echo
+        // estimated 20 samples late,
         let close = EchoAlignment(sampleRate: 16000, fixedDelay: nil, followsDrift: true)
         #expect(!close.updateEstimate(delay: 20, confidence: 20, at: 16000))
         _ = close.updateEstimate(delay: 20, confidence: 20, at: 18048)
         #expect(close.delay(at: 18048) == 0)
         close.setSlope(50e-6, at: 20000)
         #expect(!close.keepInterpolable(at: 20000))
+        // a device that reports 20 samples of delay before the estimator locks,
+        let device = EchoAlignment(sampleRate: 16000, fixedDelay: nil, followsDrift: true)
+        device.updateDevice(delay: 20, at: 0)
+        #expect(device.delay(at: 0) == 0)
+        // and a device delay that steps down to 20 samples under a locked estimate.
+        let step = EchoAlignment(sampleRate: 16000, fixedDelay: nil, followsDrift: true)
+        step.updateDevice(delay: 200, at: 0)
+        _ = step.updateEstimate(delay: 200, confidence: 20, at: 16000)
+        #expect(!step.updateEstimate(delay: 200, confidence: 20, at: 18048))
+        #expect(step.delay(at: 18048) == 136)
+        for i in 0..<4 { #expect(!step.updateDevice(delay: 20, at: 20000 + i * 160)) }
+        #expect(step.updateDevice(delay: 20, at: 21000))
+        #expect(step.delay(at: 21000) == 0)
     }
 
     @Test("Device delay aligns the reference before the estimator locks")
