@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import AudioAnalysis
 
 /// A joinable POSIX thread that asks for real-time (`SCHED_FIFO`) priority.
 ///
@@ -89,12 +90,3 @@ func monotonicNanoseconds() -> UInt64 {
 
 /// Sleeps the calling (control) thread; never used on the I/O thread.
 func usleepMicroseconds(_ us: UInt32) { usleep(us) }
-
-/// Names the calling thread, as `top -H`, `ps -L` and `perf` show it (the kernel keeps 15 bytes).
-/// Through procfs, since the Glibc module does not import `pthread_setname_np`.
-func nameCurrentThread(_ name: String) {
-    let fd = open("/proc/thread-self/comm", O_WRONLY)
-    guard fd >= 0 else { return }
-    _ = Array(name.utf8.prefix(15)).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-    close(fd)
-}

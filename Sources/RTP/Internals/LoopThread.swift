@@ -1,3 +1,4 @@
+import AudioAnalysis
 import Glibc
 import Synchronization
 
@@ -54,13 +55,4 @@ final class LoopThread: Sendable {
         stopping.store(true, ordering: .releasing)
         pthread_join(running, nil)
     }
-}
-
-/// Names the calling thread, as `top -H`, `ps -L` and `perf` show it (the kernel keeps 15 bytes).
-/// Through procfs, since the Glibc module does not import `pthread_setname_np`.
-func nameCurrentThread(_ name: String) {
-    let fd = open("/proc/thread-self/comm", O_WRONLY)
-    guard fd >= 0 else { return }
-    _ = Array(name.utf8.prefix(15)).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-    close(fd)
 }
