@@ -327,7 +327,8 @@ public final class VoiceProcessingUnit {
         return resampler.convert(input, n, into: output, capacity: scratchCapacity)
     }
 
-    /// The reference moved: the canceller's filter no longer fits it.
+    /// The canceller's filter no longer fits the echo (it diverged, or the reference moved): start
+    /// it over, with the startup gate holding the echo back until it has converged again.
     private func restartCanceller() {
         canceller.reset()
         startupGate?.rearm()
@@ -358,9 +359,7 @@ public final class VoiceProcessingUnit {
                          reference: UnsafeBufferPointer(start: frameReference, count: frame),
                          output: UnsafeMutableBufferPointer(start: frameOut, count: frame))
         if monitor.update(capture: frameIn, reference: frameReference, output: frameOut) == .diverged {
-            canceller.reset()
-            startupGate?.rearm()
-            shared.resets.add(1, ordering: .relaxed)
+            restartCanceller()
         }
         // Delay and drift, from the raw streams.
         if let estimator {
