@@ -16,8 +16,8 @@ public struct JitterBufferConfiguration: Sendable, Equatable {
     public var delayQuantile: Double
     /// The histogram's forgetting factor per packet.
     public var forgetFactor: Double
-    /// Added to the quantile (0 by default: the 20 ms pull granularity already puts the delay
-    /// up to a frame above the target).
+    /// Added to the quantile (0 by default: the pull granularity already puts the delay up
+    /// to a period above the target).
     public var marginMs: Double
     /// The delay assumed before any packet has been measured.
     public var initialDelayMs: Double
@@ -32,7 +32,10 @@ public struct JitterBufferConfiguration: Sendable, Equatable {
     public var timeStretch: Bool
     /// While packets are being lost (over 0.5 % lately) and FEC is used, aim one packet
     /// higher, so that the packet after a lost one is usually there in time to rebuild it.
-    /// Off by default: it costs a packet of delay (20 ms) whenever the network loses packets.
+    /// Off by default: it costs a packet of delay (20 ms) whenever the network loses packets,
+    /// which puts the delay up to a period past the jitter quantile + one packet. Without it,
+    /// pulls shorter than a packet (that divide it) aim a packet minus a period higher while
+    /// packets are lost, which keeps the delay within the quantile + one packet.
     public var fecDelay: Bool
 
     public init(sampleRate: Int = 16000, channels: Int = 1, capacity: Int = 64, maxPayloadSize: Int = 1500,
@@ -198,6 +201,11 @@ public struct JitterBuffer: ~Copyable {
     private static let chunk = 960  // 20 ms: the largest piece of concealment made at once
     private static let quantum = 120  // 2.5 ms: the Opus frame granularity
     private static let maxConcealedExpand = 4800  // 100 ms
+    /// How far the smoothed delay may sit above the band (target ... target + a period)
+    /// before a frame is dropped, and below the target before one is repeated, in ms:
+    /// room for the noise of arrival and wake-up times.
+    private static let dropMarginMs = 2.0
+    private static let repeatMarginMs = 1.0
 
     /// Creates a buffer that decodes with `decoder`.
     ///
@@ -425,13 +433,27 @@ public struct JitterBuffer: ~Copyable {
         let q = estimator.quantile(configuration.delayQuantile)
         stats.jitterQuantileMs = q
         var target = q + configuration.marginMs
-        // A period that is not the packets' length ends, at some phases, inside a packet that
-        // must already be here: up to one period of delay more (measured at the period's first
-        // sample). Periods of the packets' length stay aligned with them, as whole packets are
-        // decoded, and need nothing more.
-        if abs(periodMs - RTPClock.milliseconds(rtpUnits: lastDuration)) > 0.01 { target += periodMs }
-        if configuration.fecDelay, configuration.useFEC, lossRate > 0.005 {
-            target += RTPClock.milliseconds(rtpUnits: lastDuration)
+        let packetMs = RTPClock.milliseconds(rtpUnits: lastDuration)
+        // Periods that divide the packets' length stay aligned with them: a packet is decoded
+        // at the pull that plays its first sample, and the delay moves by whole periods, so it
+        // sits within one period above the target. Any other period ends, at some phases,
+        // inside a packet that must already be here: up to one period of delay more
+        // (measured at the period's first sample).
+        let packetsPerPeriod = packetMs / periodMs
+        let aligned = packetsPerPeriod >= 1 && abs(packetsPerPeriod - packetsPerPeriod.rounded()) < 0.001
+        if !aligned { target += periodMs }
+        if configuration.useFEC, lossRate > 0.005 {
+            // While packets are lost, the packet after a lost one must be here when the lost
+            // one is due, which takes a packet's time on top of the jitter. Aligned periods
+            // shorter than a packet leave room for part of it within the jitter quantile +
+            // one packet: aim so that the band the delay is kept in, a period wide, ends
+            // there (the drop margin may take it up to 2 ms past: see Docs/rtp.md). `fecDelay`
+            // takes the whole packet.
+            if configuration.fecDelay {
+                target += packetMs
+            } else if aligned {
+                target += packetMs - periodMs
+            }
         }
         target = min(configuration.maximumDelayMs, max(configuration.minimumDelayMs, target))
         stats.targetDelayMs = target
@@ -652,7 +674,7 @@ public struct JitterBuffer: ~Copyable {
         let target = stats.targetDelayMs
         let frameMs = Double(frame / configuration.channels) * 1000 / Double(configuration.sampleRate)
         let quiet = isQuiet(frame)
-        if delay - frameMs >= heldTarget + 2, quiet || delay - target > 150 {
+        if delay - frameMs >= heldTarget + Self.dropMarginMs, quiet || delay - target > 150 {
             // A frame less still meets the target: drop it (any frame, far above the target).
             fifoCount -= frame
             fifo.update(from: fifo + frame, count: fifoCount)
@@ -660,7 +682,7 @@ public struct JitterBuffer: ~Copyable {
             smoothedDelay = delay - frameMs
             return true
         }
-        if delay < target - 1, quiet, fifoCount + frame <= fifoCapacity {
+        if delay < target - Self.repeatMarginMs, quiet, fifoCount + frame <= fifoCapacity {
             // Below the target, as when the receiver's clock runs faster than the sender's:
             // play the quiet frame twice before packets start to be late.
             (fifo + frame).update(from: fifo, count: fifoCount)

@@ -79,6 +79,32 @@ struct CallSimulationTests {
         #expect(held.statistics.targetDelayMs > plain.statistics.targetDelayMs + 15)
     }
 
+    @Test("Pulls of 5 ms keep FEC's room within the jitter's 95th percentile + 20 ms while packets are lost, and FEC rebuilds more than with 20 ms pulls")
+    func shortPulls() throws {
+        var recovered = (short: 0, long: 0)
+        for (seed, phase) in [(1, 1.0), (2, 7), (3, 13), (4, 19)] {
+            var sim = CallSimulation()
+            sim.pullPhaseMs = phase
+            sim.seed = UInt64(seed)
+            sim.profile = ImpairmentProfile(delayMs: 40, jitterMs: 10, lossPercent: 5)
+            sim.pullMs = 20
+            let long = try sim.run(Self.speech)
+            sim.pullMs = 5
+            let short = try sim.run(Self.speech)
+            recovered.short += short.statistics.fecRecovered
+            recovered.long += long.statistics.fecRecovered
+            let p95 = short.relativeDelaysMs.percentile(0.95)
+            // A packet minus a pull above the quantile: the band the delay is kept in ends at
+            // quantile + 20 ms.
+            #expect(abs(short.statistics.targetDelayMs - (p95 + 15)) < 3)
+            // Once settled (the first seconds play at the start's delay until a pause lets it
+            // move): the delay while speech plays, 5 to 9.5 s.
+            let settled = short.trace[1000..<1900].map(\.currentDelayMs).sorted()
+            #expect(settled[settled.count / 2] <= p95 + 20)
+        }
+        #expect(recovered.short > recovered.long + recovered.long / 5)
+    }
+
     @Test("Reordering within the target delay is undone; duplicates are dropped; the rest is late and counted")
     func reorderAndDuplicates() throws {
         var sim = CallSimulation()

@@ -19,14 +19,16 @@ struct RTPCommand: ParsableCommand {
 struct RTPEndpointCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "endpoint",
-        abstract: "Send a WAV file as Opus/RTP (paced, 20 ms) and record what arrives through the jitter buffer.",
+        abstract: "Send a WAV file as Opus/RTP (paced) and record what arrives through the jitter buffer.",
         discussion: """
             RTP is received on --local and RTCP on the next port (or the same one with --rtcp-mux); RTP goes \
             to --remote and RTCP to its next port. The first source to send two packets in sequence is locked; \
             anything else is dropped and counted. The received audio is written as 16-bit mono WAV at the \
             codec's internal rate (--rate, 16 kHz by default). --loss, --jitter-ms and friends put an \
             in-process, seeded impairment relay on the outgoing RTP; --tee sends the same impaired packets \
-            to more receivers.
+            to more receivers. The received audio is pulled from the jitter buffer every --period-ms, as a \
+            sound card with that period would: periods that divide the packet let the buffer place its \
+            delay more finely (see Docs/rtp.md).
             """
     )
 
@@ -51,6 +53,8 @@ struct RTPEndpointCommand: ParsableCommand {
     var bitrate = 24000
     @Option(help: "Frame duration in ms (10, 20, 40, 60).")
     var frameMs = 20
+    @Option(help: "Playout period in ms: the audio pulled from the jitter buffer at a time (1 ... 60).")
+    var periodMs = 5
     @Option(help: "Opus complexity, 0 ... 10.")
     var complexity = 9
     @Option(help: "The loss the encoder plans for until the first RTCP receiver report, in percent.")
@@ -97,6 +101,7 @@ struct RTPEndpointCommand: ParsableCommand {
         guard delayMs >= 0, jitterMs >= 0, delayMs < 10_000, jitterMs < 10_000 else {
             throw ValidationError("--delay-ms and --jitter-ms must be in 0 ..< 10000")
         }
+        guard (1...60).contains(periodMs) else { throw ValidationError("--period-ms must be in 1 ... 60") }
         if let seconds { guard seconds > 0, seconds <= 3600 else { throw ValidationError("--seconds must be in (0, 3600]") } }
     }
 
@@ -137,13 +142,18 @@ struct RTPEndpointCommand: ParsableCommand {
 
         relay?.start()
         session.start()
-        let recording = RTPRecording(frames: Int(duration * Double(rate)) + rate, frameSize: rate / 50)
-        let started = Pacer.run(seconds: duration, periodMs: 20) { tick, now in
-            // The I/O cycle: packets in, 20 ms of audio out, 20 ms of speech sent.
-            jitter.receive(from: session.ring)
-            recording.withNextFrame { jitter.pull(into: $0, now: now) }
+        let recording = RTPRecording(frames: Int(duration * Double(rate)) + rate, frameSize: rate * periodMs / 1000)
+        // One clock for both directions, ticking at the largest step that both the playout
+        // period and the frame are made of.
+        let tickMs = Self.gcd(periodMs, frameMs)
+        let ticksPerPeriod = periodMs / tickMs, ticksPerFrame = frameMs / tickMs
+        let started = Pacer.run(seconds: duration, periodMs: tickMs) { tick, now in
+            // The I/O cycle: packets in, a period of audio out, a frame of speech sent.
+            if tick % ticksPerPeriod == 0 {
+                jitter.receive(from: session.ring)
+                recording.withNextFrame { jitter.pull(into: $0, now: now) }
+            }
             let frame = opus.framesPerPacket
-            let ticksPerFrame = frameMs / 20
             if tick % ticksPerFrame == 0 {
                 let start = tick / ticksPerFrame * frame
                 if start + frame <= speech.count {
@@ -165,6 +175,8 @@ struct RTPEndpointCommand: ParsableCommand {
                                        localRTCP: session.localRTCPAddress.description)
         report.print(json: json)
     }
+
+    private static func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
 }
 
 /// The received audio, preallocated so the I/O cycle never allocates.

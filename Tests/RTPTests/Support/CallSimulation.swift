@@ -12,6 +12,8 @@ struct CallSimulation {
     var receiverDriftPPM = 0.0
     /// Offset of the receiver's pulls relative to the sender's frames, in milliseconds.
     var pullPhaseMs = 7.0
+    /// How much audio each pull takes, in milliseconds (a sound card's period; nil: one packet).
+    var pullMs: Double?
     /// The fixed network delay under the impairment, in milliseconds.
     var baseDelayMs = 0.0
     /// Extra datagrams to interleave (e.g. a flood), given the frame index and send time.
@@ -78,13 +80,14 @@ struct CallSimulation {
         var validator = RTPSourceValidator()
         let sourceA = try SocketAddress(host: "127.0.0.1", port: 4000)
         let sourceB = try SocketAddress(host: "127.0.0.2", port: 4000)
-        var out = [Int16](repeating: 0, count: frame)
+        let pullFrames = pullMs.map { Int($0 * Double(opus.sampleRate) / 1000) * opus.channels } ?? frame
+        var out = [Int16](repeating: 0, count: pullFrames)
         var received: [Int16] = []
         received.reserveCapacity(speech.count + opus.sampleRate)
         var next = 0
         var trace: [JitterBufferStatistics] = []
-        let pullCount = frames + tailMs / opus.frameMilliseconds
-        let periodNs = Double(frameNs) / (1 + receiverDriftPPM * 1e-6)
+        let pullCount = (frames * frame + tailMs * opus.sampleRate / 1000 * opus.channels) / pullFrames
+        let periodNs = Double(pullFrames / opus.channels) * 1e9 / Double(opus.sampleRate) / (1 + receiverDriftPPM * 1e-6)
         for k in 0..<pullCount {
             let now = UInt64(1_000_000_000 + pullPhaseMs * 1e6 + Double(k) * periodNs)
             while next < arrivals.count, arrivals[next].time <= now {
