@@ -30,12 +30,13 @@ public struct JitterBufferConfiguration: Sendable, Equatable {
     public var useFEC: Bool
     /// Shorten or lengthen quiet passages to follow the target delay and absorb clock drift.
     public var timeStretch: Bool
-    /// While packets are being lost (over 0.5 % lately) and FEC is used, aim one packet
+    /// While packets are being lost (over 0.5 % lately) and carry FEC, aim one packet
     /// higher, so that the packet after a lost one is usually there in time to rebuild it.
     /// Off by default: it costs a packet of delay (20 ms) whenever the network loses packets,
     /// which puts the delay up to a period past the jitter quantile + one packet. Without it,
-    /// pulls shorter than a packet (that divide it) aim a packet minus a period higher while
-    /// packets are lost, which keeps the delay within the quantile + one packet.
+    /// periods shorter than a packet (2.5 ms multiples that divide it and 20 ms) aim a packet
+    /// minus a period higher while packets are lost, which keeps the delay within the
+    /// quantile + one packet (for 60 ms packets that is 60 ms: what FEC needs with them).
     public var fecDelay: Bool
 
     public init(sampleRate: Int = 16000, channels: Int = 1, capacity: Int = 64, maxPayloadSize: Int = 1500,
@@ -92,8 +93,10 @@ public struct JitterBufferStatistics: Sendable, Equatable, Codable {
     /// The delay the buffer adds now: playout time minus the expected arrival of the
     /// audio playing (beyond the fastest packets' network delay).
     public var currentDelayMs = 0.0
-    /// The delay the buffer aims for: the relative-delay quantile plus the margin (plus a
-    /// packet with ``JitterBufferConfiguration/fecDelay`` while packets are lost).
+    /// The delay the buffer aims for: the relative-delay quantile plus the margin; plus a
+    /// period for periods that do not divide the packet; while packets are lost and carry
+    /// FEC, plus a packet minus a period (periods that divide it), or a whole packet with
+    /// ``JitterBufferConfiguration/fecDelay``.
     public var targetDelayMs = 0.0
     /// The estimated quantile of relative delay (the jitter the target covers).
     public var jitterQuantileMs = 0.0
@@ -191,6 +194,11 @@ public struct JitterBuffer: ~Copyable {
     /// The share of packets lost lately (an average over about 100 packets).
     private var lossRate = 0.0
     private var lastDuration = 960
+    /// Packets inserted since the last one that carried in-band FEC (the peer may send none).
+    private var packetsSinceFEC = Int.max
+    /// The silence or comfort noise added at a time while a start waits for its target:
+    /// the period, in whole Opus quanta (at most `chunk`), so a start can fall on any pull.
+    private var waitPiece = 960
     private var smoothedDelay: Double?
     private var delaySum = 0.0
     private var delayCount = 0
@@ -320,9 +328,11 @@ public struct JitterBuffer: ~Copyable {
             (payloads + slot * configuration.maxPayloadSize).copyMemory(from: base, byteCount: payload.count)
         }
         (entries + index + 1).update(from: entries + index, count: entryCount - index)
+        let hasFEC = OpusPayload.hasFEC(payload, info: info)
         entries[index] = Entry(timestamp: timestamp, sequence: packet.sequenceNumber, duration: info.duration,
                                frameDuration: info.frameDuration, length: payload.count, slot: slot,
-                               hasFEC: OpusPayload.hasFEC(payload, info: info))
+                               hasFEC: hasFEC)
+        packetsSinceFEC = hasFEC ? 0 : packetsSinceFEC == .max ? .max : packetsSinceFEC + 1
         entryCount += 1
         stats.packetsInserted += 1
     }
@@ -400,6 +410,7 @@ public struct JitterBuffer: ~Copyable {
         let channels = configuration.channels
         let need = output.count
         let nowNs = Int64(bitPattern: now)
+        waitPiece = max(Self.quantum, quantized(min(need / channels * unitsPerFrame, Self.chunk)))
 
         var adjusted = false
         while true {
@@ -434,21 +445,22 @@ public struct JitterBuffer: ~Copyable {
         stats.jitterQuantileMs = q
         var target = q + configuration.marginMs
         let packetMs = RTPClock.milliseconds(rtpUnits: lastDuration)
-        // Periods that divide the packets' length stay aligned with them: a packet is decoded
-        // at the pull that plays its first sample, and the delay moves by whole periods, so it
-        // sits within one period above the target. Any other period ends, at some phases,
-        // inside a packet that must already be here: up to one period of delay more
-        // (measured at the period's first sample).
-        let packetsPerPeriod = packetMs / periodMs
-        let aligned = packetsPerPeriod >= 1 && abs(packetsPerPeriod - packetsPerPeriod.rounded()) < 0.001
+        // Aligned periods (whole Opus quanta of 2.5 ms that divide both the packet and the
+        // 20 ms pieces an underrun is filled with) keep packet boundaries on pull boundaries:
+        // a packet is decoded at the pull that plays its first sample, and the delay moves by
+        // whole periods, so it sits within one period above the target. Any other period
+        // ends, at some phases, inside a packet that must already be here: up to one period
+        // of delay more (measured at the period's first sample).
+        let aligned = Self.divides(periodMs, packetMs) && Self.divides(periodMs, RTPClock.milliseconds(rtpUnits: Self.chunk))
+            && Self.divides(RTPClock.milliseconds(rtpUnits: Self.quantum), periodMs)
         if !aligned { target += periodMs }
-        if configuration.useFEC, lossRate > 0.005 {
+        if configuration.useFEC, packetsSinceFEC < 100, lossRate > 0.005 {
             // While packets are lost, the packet after a lost one must be here when the lost
             // one is due, which takes a packet's time on top of the jitter. Aligned periods
             // shorter than a packet leave room for part of it within the jitter quantile +
             // one packet: aim so that the band the delay is kept in, a period wide, ends
-            // there (the drop margin may take it up to 2 ms past: see Docs/rtp.md). `fecDelay`
-            // takes the whole packet.
+            // there (the drop margin may take it up to 2 ms past: see Docs/rtp.md). Only
+            // while the peer's packets carry FEC. `fecDelay` takes the whole packet.
             if configuration.fecDelay {
                 target += packetMs
             } else if aligned {
@@ -461,6 +473,12 @@ public struct JitterBuffer: ~Copyable {
         // by at most 5 ms per second, so a target that wavers does not make the buffer
         // drop a frame now and repeat one a moment later.
         heldTarget = max(target, heldTarget - 5 * periodMs / 1000)
+    }
+
+    /// Whether `part` ms goes a whole number of times (at least once) into `whole` ms.
+    private static func divides(_ part: Double, _ whole: Double) -> Bool {
+        let n = whole / part
+        return n >= 1 && abs(n - n.rounded()) < 0.001
     }
 
     /// Nanoseconds that `samples` interleaved samples last.
@@ -491,7 +509,7 @@ public struct JitterBuffer: ~Copyable {
                 talkSpurtPending = false
                 decodeFirst(now: now)
             } else {
-                appendSilence(Self.chunk)
+                appendSilence(waitPiece)
             }
             return
         }
@@ -511,7 +529,7 @@ public struct JitterBuffer: ~Copyable {
         let next = entries[0]
         if next.timestamp == playoutTimestamp {
             if talkSpurtPending, !readyToStart(next, now: now) {
-                comfortNoise(Self.chunk, advance: false)
+                comfortNoise(waitPiece, advance: false)
                 return
             }
             talkSpurtPending = false
@@ -666,13 +684,13 @@ public struct JitterBuffer: ~Copyable {
     /// without making any packet safer. Returns whether it changed the FIFO.
     private mutating func adjustDelay(now: Int64, frame: Int) -> Bool {
         // The delay measured now carries the noise of arrival and wake-up times: decide
-        // on a smoothed value (about 8 frames), with a margin on each side, so that the
+        // on a smoothed value (over about 160 ms), with a margin on each side, so that the
         // buffer does not drop and repeat frames around a band edge.
+        let frameMs = Double(frame / configuration.channels) * 1000 / Double(configuration.sampleRate)
         let measured = delayMs(at: now, timestampAfterFIFO: playoutTimestamp)
-        let delay = smoothedDelay.map { $0 + (measured - $0) / 8 } ?? measured
+        let delay = smoothedDelay.map { $0 + (measured - $0) * min(1, frameMs / 160) } ?? measured
         smoothedDelay = delay
         let target = stats.targetDelayMs
-        let frameMs = Double(frame / configuration.channels) * 1000 / Double(configuration.sampleRate)
         let quiet = isQuiet(frame)
         if delay - frameMs >= heldTarget + Self.dropMarginMs, quiet || delay - target > 150 {
             // A frame less still meets the target: drop it (any frame, far above the target).
@@ -712,9 +730,11 @@ public struct JitterBuffer: ~Copyable {
         return p < loud && (p < absoluteSilence || p < noiseFloor * 10)
     }
 
-    /// Follows the noise floor: down at once, up by about 2.5 dB per second.
+    /// Follows the noise floor: down at once, up by about 2.5 dB per second (0.05 dB per
+    /// 20 ms, whatever the period).
     private mutating func trackLevel(_ count: Int) {
         let p = max(power(count), 1)
-        noiseFloor = p < noiseFloor ? p : noiseFloor * 1.0116
+        let pulls = Double(count / configuration.channels) / Double(configuration.sampleRate / 50)
+        noiseFloor = p < noiseFloor ? p : noiseFloor * (1 + 0.0116 * pulls)
     }
 }

@@ -79,9 +79,10 @@ struct CallSimulationTests {
         #expect(held.statistics.targetDelayMs > plain.statistics.targetDelayMs + 15)
     }
 
-    @Test("Pulls of 5 ms keep FEC's room within the jitter's 95th percentile + 20 ms while packets are lost, and FEC rebuilds more than with 20 ms pulls")
+    @Test("Pulls of 5 ms put the delay band at the jitter's 95th percentile + 20 ms while packets are lost, and FEC rebuilds more than with 20 ms pulls")
     func shortPulls() throws {
         var recovered = (short: 0, long: 0)
+        var excessOverSeeds = 0.0
         for (seed, phase) in [(1, 1.0), (2, 7), (3, 13), (4, 19)] {
             var sim = CallSimulation()
             sim.pullPhaseMs = phase
@@ -100,9 +101,24 @@ struct CallSimulationTests {
             // Once settled (the first seconds play at the start's delay until a pause lets it
             // move): the delay while speech plays, 5 to 9.5 s.
             let settled = short.trace[1000..<1900].map(\.currentDelayMs).sorted()
-            #expect(settled[settled.count / 2] <= p95 + 20)
+            excessOverSeeds += settled[settled.count / 2] - p95
+            // The band ends at the quantile + 20 ms; its 2 ms drop margin may take it a little past.
+            #expect(settled[settled.count * 9 / 10] <= p95 + 22)
         }
+        #expect(excessOverSeeds / 4 <= 20)
         #expect(recovered.short > recovered.long + recovered.long / 5)
+    }
+
+    @Test("Losses raise the target only while the peer's packets carry FEC")
+    func noRoomWithoutFEC() throws {
+        var sim = CallSimulation()
+        sim.pullMs = 5
+        sim.profile = ImpairmentProfile(delayMs: 40, jitterMs: 10, lossPercent: 5)
+        sim.opus.inbandFEC = false
+        sim.opus.initialExpectedLossPercent = 0
+        let r = try sim.run(Self.speech)
+        #expect(r.statistics.lost > 10 && r.statistics.fecRecovered == 0)
+        #expect(abs(r.statistics.targetDelayMs - r.relativeDelaysMs.percentile(0.95)) < 3)
     }
 
     @Test("Reordering within the target delay is undone; duplicates are dropped; the rest is late and counted")
