@@ -197,7 +197,8 @@ public struct JitterBuffer: ~Copyable {
     /// Packets inserted since the last one that carried in-band FEC (the peer may send none).
     private var packetsSinceFEC = Int.max
     /// The silence or comfort noise added at a time while a start waits for its target:
-    /// the period, in whole Opus quanta (at most `chunk`), so a start can fall on any pull.
+    /// the period (at most 60 ms: longer pulls come in pieces) in whole Opus quanta, so a
+    /// start falls on a pull boundary.
     private var waitPiece = 960
     private var smoothedDelay: Double?
     private var delaySum = 0.0
@@ -410,7 +411,7 @@ public struct JitterBuffer: ~Copyable {
         let channels = configuration.channels
         let need = output.count
         let nowNs = Int64(bitPattern: now)
-        waitPiece = max(Self.quantum, quantized(min(need / channels * unitsPerFrame, Self.chunk)))
+        waitPiece = max(Self.quantum, quantized(need / channels * unitsPerFrame))
 
         var adjusted = false
         while true {
@@ -445,14 +446,16 @@ public struct JitterBuffer: ~Copyable {
         stats.jitterQuantileMs = q
         var target = q + configuration.marginMs
         let packetMs = RTPClock.milliseconds(rtpUnits: lastDuration)
-        // Aligned periods (whole Opus quanta of 2.5 ms that divide both the packet and the
-        // 20 ms pieces an underrun is filled with) keep packet boundaries on pull boundaries:
+        // Aligned periods (whole Opus quanta of 2.5 ms that divide the packet, and divide or
+        // are made of the 20 ms pieces an underrun is filled with) keep packet boundaries on
+        // pull boundaries:
         // a packet is decoded at the pull that plays its first sample, and the delay moves by
         // whole periods, so it sits within one period above the target. Any other period
         // ends, at some phases, inside a packet that must already be here: up to one period
         // of delay more (measured at the period's first sample).
-        let aligned = Self.divides(periodMs, packetMs) && Self.divides(periodMs, RTPClock.milliseconds(rtpUnits: Self.chunk))
-            && Self.divides(RTPClock.milliseconds(rtpUnits: Self.quantum), periodMs)
+        let chunkMs = RTPClock.milliseconds(rtpUnits: Self.chunk)
+        let aligned = Self.divides(periodMs, packetMs) && Self.divides(RTPClock.milliseconds(rtpUnits: Self.quantum), periodMs)
+            && (Self.divides(periodMs, chunkMs) || Self.divides(chunkMs, periodMs))
         if !aligned { target += periodMs }
         if configuration.useFEC, packetsSinceFEC < 100, lossRate > 0.005 {
             // While packets are lost, the packet after a lost one must be here when the lost
