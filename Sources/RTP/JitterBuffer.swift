@@ -397,7 +397,7 @@ public struct JitterBuffer: ~Copyable {
     public mutating func pull(into output: UnsafeMutableBufferPointer<Int16>, now: UInt64) {
         let channels = configuration.channels
         precondition(output.count % channels == 0, "pull whole frames")
-        updateTarget(periodMs: Double(output.count / channels) * 1000 / Double(configuration.sampleRate))
+        updateTarget(period: output.count / channels * unitsPerFrame)
         var offset = 0
         while offset < output.count {
             let n = min(output.count - offset, maxPullFrames * channels)
@@ -441,21 +441,21 @@ public struct JitterBuffer: ~Copyable {
         pull(into: output, now: RTPClock.monotonicNanoseconds())
     }
 
-    private mutating func updateTarget(periodMs: Double) {
+    /// - Parameter period: the pull's length in 48 kHz units.
+    private mutating func updateTarget(period: Int) {
         let q = estimator.quantile(configuration.delayQuantile)
         stats.jitterQuantileMs = q
         var target = q + configuration.marginMs
+        let periodMs = RTPClock.milliseconds(rtpUnits: period)
         let packetMs = RTPClock.milliseconds(rtpUnits: lastDuration)
         // Aligned periods (whole Opus quanta of 2.5 ms that divide the packet, and divide or
         // are made of the 20 ms pieces an underrun is filled with) keep packet boundaries on
-        // pull boundaries:
-        // a packet is decoded at the pull that plays its first sample, and the delay moves by
-        // whole periods, so it sits within one period above the target. Any other period
-        // ends, at some phases, inside a packet that must already be here: up to one period
-        // of delay more (measured at the period's first sample).
-        let chunkMs = RTPClock.milliseconds(rtpUnits: Self.chunk)
-        let aligned = Self.divides(periodMs, packetMs) && Self.divides(RTPClock.milliseconds(rtpUnits: Self.quantum), periodMs)
-            && (Self.divides(periodMs, chunkMs) || Self.divides(chunkMs, periodMs))
+        // pull boundaries: a packet is decoded at the pull that plays its first sample, and
+        // the delay moves by whole periods, so it sits within one period above the target.
+        // Any other period ends, at some phases, inside a packet that must already be here:
+        // up to one period of delay more (measured at the period's first sample).
+        let aligned = period > 0 && period % Self.quantum == 0 && period <= lastDuration && lastDuration % period == 0
+            && (Self.chunk % period == 0 || period % Self.chunk == 0)
         if !aligned { target += periodMs }
         if configuration.useFEC, packetsSinceFEC < 100, lossRate > 0.005 {
             // While packets are lost, the packet after a lost one must be here when the lost
@@ -476,12 +476,6 @@ public struct JitterBuffer: ~Copyable {
         // by at most 5 ms per second, so a target that wavers does not make the buffer
         // drop a frame now and repeat one a moment later.
         heldTarget = max(target, heldTarget - 5 * periodMs / 1000)
-    }
-
-    /// Whether `part` ms goes a whole number of times (at least once) into `whole` ms.
-    private static func divides(_ part: Double, _ whole: Double) -> Bool {
-        let n = whole / part
-        return n >= 1 && abs(n - n.rounded()) < 0.001
     }
 
     /// Nanoseconds that `samples` interleaved samples last.
