@@ -97,6 +97,8 @@ public struct OpusRTPEncoder: ~Copyable {
     public private(set) var expectedLossPercent: Int
     /// The encoder's lookahead (the delay it adds), in frames per channel.
     public let lookaheadFrames: Int
+    /// Whether the encoder codes in-band FEC now (it is configured and the expected loss is above 0).
+    public var codesFEC: Bool { configuration.inbandFEC && expectedLossPercent > 0 }
     private var lossEstimator: ExpectedLossEstimator
 
     /// Creates the encoder. Allocates: call off the real-time thread.
@@ -200,9 +202,9 @@ public struct RTPSender: ~Copyable {
                 state.setExpectedLoss(encoder.expectedLossPercent)
             }
         }
-        let timestamp = encoder.packetizer.timestamp
+        let timestamp = encoder.packetizer.timestamp, withFEC = encoder.codesFEC
         guard let n = try? encoder.encode(pcm, into: datagram) else { return .dropped }
-        state?.recordFrame(timestamp: timestamp, at: now)
+        state?.recordFrame(timestamp: timestamp, at: now, withFEC: withFEC)
         guard n > 0 else { return .silent }
         guard socket.send(UnsafeRawBufferPointer(rebasing: datagram[0..<n]), to: destination) == .sent else {
             state?.recordSendFailure()

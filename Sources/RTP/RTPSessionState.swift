@@ -8,7 +8,7 @@
 /// Thread safety: safe from any thread; no method allocates, locks or blocks.
 public final class RTPSessionState: Sendable {
     enum Cell: Int, CaseIterable {
-        case packetsSent, octetsSent, sendFailures, lastFrameTimestamp, lastFrameTime, framesEncoded
+        case packetsSent, octetsSent, sendFailures, lastFrameTimestamp, lastFrameTime, framesEncoded, framesEncodedWithFEC
         case lossReportSerial, lossReportFraction, expectedLossPercent
         case malformed, wrongPayloadType, foreignSource, foreignSSRC, probation, badSequence
         case sourceChanges, packetsExpected, packetsReceived, cumulativeLost, jitterUnits
@@ -29,12 +29,13 @@ public final class RTPSessionState: Sendable {
 
     // MARK: Sender side (I/O thread)
 
-    func recordFrame(timestamp: UInt32, at time: UInt64) {
+    func recordFrame(timestamp: UInt32, at time: UInt64, withFEC: Bool) {
         // Time first, then the timestamp with release: a reader that acquires the
         // timestamp sees a time at least as new (close enough for a sender report).
         set(.lastFrameTime, Int(truncatingIfNeeded: time))
         cells.storeReleasing(Cell.lastFrameTimestamp.rawValue, Int(timestamp))
         add(.framesEncoded)
+        if withFEC { add(.framesEncodedWithFEC) }
     }
 
     func recordSent(payloadBytes: Int) {
@@ -77,6 +78,10 @@ public struct RTPSessionStatistics: Sendable, Equatable, Codable {
     public var sendFailures = 0
     /// The encoder's expected loss now, in percent (fed from receiver reports).
     public var expectedLossPercent = 0
+    /// Frames encoded, sent or not (DTX), and those of them coded with in-band FEC on
+    /// (expected loss above 0: before the first receiver report, and while the peer reports loss).
+    public var framesEncoded = 0
+    public var framesEncodedWithFEC = 0
     // Receiving, from the locked source (RFC 3550 A.1, A.3, A.8).
     /// Datagrams passed to the jitter buffer.
     public var packetsReceived = 0
@@ -119,7 +124,8 @@ public struct RTPSessionStatistics: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case packetsSent = "packets_sent", octetsSent = "octets_sent", sendFailures = "send_failures",
-             expectedLossPercent = "expected_loss_percent", packetsReceived = "packets_received",
+             expectedLossPercent = "expected_loss_percent", framesEncoded = "frames_encoded",
+             framesEncodedWithFEC = "frames_encoded_with_fec", packetsReceived = "packets_received",
              packetsExpected = "packets_expected", packetsLost = "packets_lost", jitterMs = "jitter_ms",
              sourceChanges = "source_changes", droppedMalformed = "dropped_malformed",
              droppedWrongPayloadType = "dropped_wrong_payload_type", droppedForeignSource = "dropped_foreign_source",
@@ -139,6 +145,8 @@ extension RTPSessionState {
         s.octetsSent = int(.octetsSent)
         s.sendFailures = int(.sendFailures)
         s.expectedLossPercent = int(.expectedLossPercent)
+        s.framesEncoded = int(.framesEncoded)
+        s.framesEncodedWithFEC = int(.framesEncodedWithFEC)
         s.packetsReceived = int(.packetsReceived)
         s.packetsExpected = int(.packetsExpected)
         s.packetsLost = int(.cumulativeLost)

@@ -392,6 +392,7 @@ public actor CallController {
         s.rttMs = network.rttMs
         s.packetsDropped = network.droppedTotal
         s.fecRecovered = jitter.fecRecovered
+        s.framesEncodedWithFEC = network.framesEncodedWithFEC
         s.concealedMs = jitter.concealedMs
         s.jitterBufferDelayMs = jitter.currentDelayMs
         s.jitterBufferTargetMs = jitter.targetDelayMs

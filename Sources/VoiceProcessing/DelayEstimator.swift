@@ -163,20 +163,25 @@ final class DelayEstimator {
 
     /// Appends loudspeaker samples (processing rate, full scale 1.0).
     func pushRender(_ samples: UnsafePointer<Float>, _ n: Int) {
+        // Locals in the loop: a stored property passed inout costs a dynamic exclusivity check per sample.
+        var phase = renderPhase, count = renderCount
         for i in 0..<n {
-            if let y = decimate(samples[i], tail: renderTail, phase: &renderPhase) {
-                renderRing[renderCount & ringMask] = y
-                renderCount += 1
+            if let y = decimate(samples[i], tail: renderTail, phase: &phase) {
+                renderRing[count & ringMask] = y
+                count += 1
             }
         }
+        renderPhase = phase
+        renderCount = count
     }
 
     /// Appends microphone samples; returns a new estimate when a hop completes and the far end
     /// was active.
     func pushCapture(_ samples: UnsafePointer<Float>, _ n: Int) -> Estimate? {
         var result: Estimate?
+        var phase = capturePhase
         for i in 0..<n {
-            if let y = decimate(samples[i], tail: captureTail, phase: &capturePhase) {
+            if let y = decimate(samples[i], tail: captureTail, phase: &phase) {
                 captureRing[captureCount & ringMask] = y
                 captureCount += 1
                 if captureCount >= nextHop {
@@ -185,6 +190,7 @@ final class DelayEstimator {
                 }
             }
         }
+        capturePhase = phase
         return result
     }
 

@@ -27,16 +27,16 @@ struct SendPathTests {
     @Test("The encoder applies the call configuration and reports' loss")
     func encoderSettings() throws {
         var encoder = try OpusRTPEncoder(configuration: OpusCallConfiguration(), packetizer: RTPPacketizer(payloadType: 96))
-        #expect(encoder.expectedLossPercent == 1)
+        #expect(encoder.expectedLossPercent == 1 && encoder.codesFEC)
         encoder.receiverReported(fractionLost: 0)
-        #expect(encoder.expectedLossPercent == 0)
+        #expect(encoder.expectedLossPercent == 0 && !encoder.codesFEC)
         encoder.receiverReported(fractionLost: 128)
-        #expect(encoder.expectedLossPercent == 3)  // 25 % smoothed from 0 and 50 %
+        #expect(encoder.expectedLossPercent == 3 && encoder.codesFEC)  // 25 % smoothed from 0 and 50 %
         var noFEC = OpusCallConfiguration()
         noFEC.inbandFEC = false
         var plain = try OpusRTPEncoder(configuration: noFEC, packetizer: RTPPacketizer(payloadType: 96))
         plain.receiverReported(fractionLost: 128)
-        #expect(plain.expectedLossPercent == 1)  // unchanged: no FEC to tune
+        #expect(plain.expectedLossPercent == 1 && !plain.codesFEC)  // unchanged: no FEC to tune
     }
 
     @Test("The call configuration keeps RTP at 48 kHz whatever the codec's rate", arguments: [8000, 16000, 24000, 48000])
@@ -104,5 +104,7 @@ struct SendPathTests {
         #expect(sendAllocations == 0)
         #expect(monitor.snapshot.packetsInserted > 300)
         #expect(state.snapshot.packetsSent == 400)
+        // No receiver report came, so every frame was coded with FEC, as a call's first seconds are.
+        #expect(state.snapshot.framesEncoded == 400 && state.snapshot.framesEncodedWithFEC == 400)
     }
 }

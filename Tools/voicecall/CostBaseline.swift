@@ -61,8 +61,14 @@ enum CostBaseline {
 
     /// Runs `streams` endpoints' frames `frames` concurrently, one thread each (as the call engine
     /// runs one I/O thread per call), and returns what the process used meanwhile.
-    /// - Parameter paced: one frame per 20 ms, as a sound card would hand them over, instead of back to back.
-    static func measure(_ sides: [Signals], streams: Int, frames: Range<Int>, rate: Int, paced: Bool) throws -> CostClock.Usage {
+    /// - Parameters:
+    ///   - fecFrames: how many of the frames, the first ones, are coded with in-band FEC, as a call
+    ///     codes its frames until the peer's first receiver report says nothing is lost.
+    ///   - paced: one frame per 20 ms, as a sound card would hand them over, instead of back to back.
+    ///   - throughUnit: clean the microphone with a ``VoiceProcessingUnit`` (the library's alignment,
+    ///     monitoring and framing around the same SpeexDSP calls) instead of the bare SpeexDSP calls.
+    static func measure(_ sides: [Signals], streams: Int, frames: Range<Int>, fecFrames: Int, rate: Int,
+                        paced: Bool, throughUnit: Bool = false) throws -> CostClock.Usage {
         let failures = Failures()
         let group = DispatchGroup()
         let before = CostClock.process()
@@ -70,7 +76,9 @@ enum CostBaseline {
             let signals = sides[k % sides.count]
             group.enter()
             Thread {
-                do { try run(signals, frames: frames, rate: rate, paced: paced) } catch { failures.add("\(error)") }
+                do {
+                    try run(signals, frames: frames, fecFrames: fecFrames, rate: rate, paced: paced, throughUnit: throughUnit)
+                } catch { failures.add("\(error)") }
                 group.leave()
             }.start()
         }
@@ -82,7 +90,7 @@ enum CostBaseline {
 
     /// One endpoint: the states a call makes (same settings as `VoiceProcessingUnit` and
     /// `OpusCallConfiguration.makeEncoder()`), then the frames.
-    private static func run(_ s: Signals, frames: Range<Int>, rate: Int, paced: Bool) throws {
+    private static func run(_ s: Signals, frames: Range<Int>, fecFrames: Int, rate: Int, paced: Bool, throughUnit: Bool) throws {
         let voice = VoiceProcessingConfiguration(deviceSampleRate: rate)
         let codec = OpusCallConfiguration(sampleRate: rate)
         let fp = voice.processingSampleRate, frame = Int(Double(fp) * voice.frameDuration)
@@ -90,16 +98,18 @@ enum CostBaseline {
         let canceller = try SpeexEchoCanceller(frameSize: frame, filterLength: Int(tail * Double(fp)), sampleRate: fp)
         var preprocessor = try voice.makePreprocessor(frameSize: frame, sampleRate: fp)
         if voice.suppressesResidualEcho { preprocessor.attach(canceller) }
+        let unit = throughUnit ? try VoiceProcessingUnit(configuration: voice) : nil
+        // A call starts at the configured expected loss (FEC on) and, on a network that loses nothing,
+        // moves to no FEC at the first RTCP report, 1 to 3 s of wall time in.
         let encoder = try codec.makeEncoder(), decoder = try codec.makeDecoder()
-        // A call starts at the configured expected loss and, on a network that loses nothing, moves to
-        // this at the first RTCP report (1 to 3 s in): no FEC data. The bare run codes as a call then does.
-        try encoder.setExpectedPacketLoss(percent: ExpectedLossEstimator.setting(forLoss: 0))
+        let lossless = ExpectedLossEstimator.setting(forLoss: 0)
 
         let period = codec.framesPerPacket, period16 = fp * codec.frameMilliseconds / 1000
         let played = UnsafeMutableBufferPointer<Int16>.allocate(capacity: period)
         let processed = UnsafeMutableBufferPointer<Int16>.allocate(capacity: period16)
+        let captured = UnsafeMutableBufferPointer<Int16>.allocate(capacity: period)
         let packet = UnsafeMutableRawBufferPointer.allocate(byteCount: OpusEncoder.maxPacketBytes, alignment: 16)
-        defer { played.deallocate(); processed.deallocate(); packet.deallocate() }
+        defer { played.deallocate(); processed.deallocate(); captured.deallocate(); packet.deallocate() }
         try s.microphone.withUnsafeBufferPointer { microphone in
             try s.microphone16.withUnsafeBufferPointer { microphone16 in
                 try s.render16.withUnsafeBufferPointer { render16 in
@@ -109,8 +119,17 @@ enum CostBaseline {
                             deadline += UInt64(codec.frameMilliseconds) * 1_000_000
                             Pacer.sleep(until: deadline)
                         }
+                        if n - frames.lowerBound == fecFrames { try encoder.setExpectedPacketLoss(percent: lossless) }
                         let i = n % s.frames
                         _ = try s.packets[i].withUnsafeBytes { try decoder.decode($0, into: played) }
+                        let microphonePeriod = UnsafeBufferPointer(rebasing: microphone[(i * period)..<((i + 1) * period)])
+                        if let unit {
+                            // As a call does it: the device's period against what it played.
+                            _ = captured.update(fromContentsOf: microphonePeriod)
+                            unit.process(capture: captured, render: UnsafeBufferPointer(played), timing: .zero)
+                            _ = try encoder.encode(UnsafeBufferPointer(captured), into: packet)
+                            continue
+                        }
                         for sub in stride(from: 0, to: period16, by: frame) {
                             let at = i * period16 + sub
                             let output = UnsafeMutableBufferPointer(rebasing: processed[sub..<(sub + frame)])
@@ -120,8 +139,7 @@ enum CostBaseline {
                         }
                         // At 16 kHz the cleaned frame is coded, as in a call; at other rates the call
                         // resamples it back first, which the bare run leaves out: it codes the microphone.
-                        let input = rate == fp ? UnsafeBufferPointer(processed)
-                            : UnsafeBufferPointer(rebasing: microphone[(i * period)..<((i + 1) * period)])
+                        let input = rate == fp ? UnsafeBufferPointer(processed) : microphonePeriod
                         _ = try encoder.encode(input, into: packet)
                     }
                 }
@@ -181,6 +199,10 @@ enum CostClock {
 struct CostReport: Codable {
     var calls: Int, seconds: Double, rate: Int, paced: Bool
     var audioSeconds = 0.0, wallSeconds = 0.0, cpuSeconds = 0.0, roomCPUSeconds = 0.0, bareAudioSeconds = 0.0, bareCPUSeconds = 0.0
+    /// With `--breakdown`: the bare frames cleaned by `VoiceProcessingUnit` instead (nil without).
+    var unitCPUSeconds: Double?, unitRatio: Double?
+    /// Frames the calls coded with in-band FEC on (all endpoints), and the bare runs (all threads).
+    var framesEncodedWithFEC = 0, bareFramesEncodedWithFEC = 0
     /// CPU until every call is connected, and from the last endpoint's quota to the end of shutdown.
     var setupCPUSeconds = 0.0, hangUpCPUSeconds = 0.0
     /// CPU of the calls' I/O threads (the media callback and the room).
@@ -205,6 +227,7 @@ struct CostReport: Codable {
         cpuPerTwoEndpointCallPercent = 2 * cpuPerCallPercent
         bareCPUPerCallPercent = 100 * bareCPUSeconds / bareAudioSeconds
         ratio = cpuPerCallPercent / bareCPUPerCallPercent
+        unitRatio = unitCPUSeconds.map { $0 / bareCPUSeconds }
         speed = audioSeconds / Double(2 * calls) / wallSeconds
     }
 
@@ -224,12 +247,18 @@ struct CostReport: Codable {
         row("  network threads, SIP, control", cpuSeconds - ioThreadCPUSeconds)
         row("calls without the rooms", cpuSeconds - roomCPUSeconds, "   target <= 3 %: " + (cpuPerCallPercent <= 3 ? "met" : "not met"))
         row("bare library calls", bareCPUSeconds, audio: bareAudioSeconds)
+        if let unitCPUSeconds, let unitRatio {
+            row("  through VoiceProcessingUnit", unitCPUSeconds, String(format: "   %.3f x bare", unitRatio), audio: bareAudioSeconds)
+        }
         Swift.print(String(format: "ratio calls / bare: %.3f (target <= 1.15: %@)", ratio, ratio <= 1.15 ? "met" : "not met"))
         Swift.print(String(format: "included above: setting up every call %.2f CPU s, hanging up and shutting down %.2f CPU s",
                            setupCPUSeconds, hangUpCPUSeconds))
         Swift.print(String(format: "context switches per endpoint and second of audio: calls %.0f (%.0f preemptions), bare %.0f (%.0f)",
                            Double(contextSwitches) / audioSeconds, Double(preemptions) / audioSeconds,
                            Double(bareContextSwitches) / bareAudioSeconds, Double(barePreemptions) / bareAudioSeconds))
+        Swift.print(String(format: "frames coded with in-band FEC (until the first receiver report): calls %.1f %%, bare %.1f %%",
+                           100 * Double(framesEncodedWithFEC) / (50 * audioSeconds),
+                           100 * Double(bareFramesEncodedWithFEC) / (50 * bareAudioSeconds)))
         Swift.print(String(format: "packets sent %d, received %d, lost %d; FEC recovered %d; concealed %.1f s%@",
                            packetsSent, packetsReceived, packetsLost, fecRecovered, concealedMs / 1000,
                            paced ? "" : " (unpaced ends run at different speeds)"))

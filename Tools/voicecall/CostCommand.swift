@@ -20,7 +20,8 @@ struct CostCommand: AsyncParsableCommand {
             the process's (getrusage: every thread, control and network included); the rooms' own CPU, which \
             stands in for a sound card, is measured per thread and reported apart. The same per-frame library \
             calls (SpeexDSP canceller and preprocessor, Opus encode and decode) then run alone on the same kind \
-            of audio, half before and half after the calls; the ratio of the two is the stack's overhead.
+            of audio, half before and half after the calls, coding in-band FEC for the same share of frames as \
+            the calls did before their first receiver report; the ratio of the two is the stack's overhead.
             """
     )
 
@@ -29,6 +30,8 @@ struct CostCommand: AsyncParsableCommand {
     @Option(help: "Sample rate of the devices and the codec (an Opus rate).") var rate = 16000
     @Flag(help: "Run the rooms and the bare calls in real time (a check of the unpaced method; takes twice --seconds).")
     var paced = false
+    @Flag(help: "Also run the bare frames through VoiceProcessingUnit (the library's own processing around SpeexDSP), in the same halves.")
+    var breakdown = false
     @Flag(help: "Print one JSON object as the last line.") var json = false
 
     func validate() throws {
@@ -54,15 +57,26 @@ struct CostCommand: AsyncParsableCommand {
         // The bare calls run half before and half after the calls, so that a change in the machine's
         // speed during the run (other work on the host) weighs on both alike.
         var report = CostReport(calls: calls, seconds: seconds, rate: rate, paced: paced)
-        func bare(_ frames: Range<Int>) throws {
-            let used = try CostBaseline.measure(sides, streams: 2 * calls, frames: frames, rate: rate, paced: paced)
+        func bare(_ frames: Range<Int>, fecFrames: Int) throws {
+            let streams = 2 * calls
+            let used = try CostBaseline.measure(sides, streams: streams, frames: frames, fecFrames: fecFrames, rate: rate, paced: paced)
             report.bareCPUSeconds += used.seconds
             report.bareContextSwitches += used.switches
             report.barePreemptions += used.preemptions
+            report.bareFramesEncodedWithFEC += streams * fecFrames
+            if breakdown {
+                let unit = try CostBaseline.measure(sides, streams: streams, frames: frames, fecFrames: fecFrames, rate: rate,
+                                                    paced: paced, throughUnit: true)
+                report.unitCPUSeconds = (report.unitCPUSeconds ?? 0) + unit.seconds
+            }
         }
-        try bare(0..<(periods / 2))
+        try bare(0..<(periods / 2), fecFrames: 0)
         try await runCalls(CostSetup(speech: speech, room: room, rate: rate, periods: periods, paced: paced), into: &report)
-        try bare((periods / 2)..<periods)
+        // Coding FEC costs the encoder about an eighth more. The calls code it until the first receiver
+        // report, which comes after 1 to 3 s of wall time, so for a larger share of the audio when
+        // unpaced; the second half codes the same share of the bare frames with FEC.
+        let fecShare = Double(report.framesEncodedWithFEC) / (50 * report.audioSeconds)
+        try bare((periods / 2)..<periods, fecFrames: min(periods - periods / 2, Int((fecShare * Double(periods)).rounded())))
         report.bareAudioSeconds = Double(2 * calls * periods) / 50
         report.finish()
         report.print(json: json)
@@ -111,6 +125,7 @@ struct CostCommand: AsyncParsableCommand {
                 report.packetsReceived += s.packetsReceived
                 report.packetsLost += s.packetsLost
                 report.fecRecovered += s.fecRecovered
+                report.framesEncodedWithFEC += s.framesEncodedWithFEC
                 report.concealedMs += s.concealedMs
             }
         }
