@@ -65,6 +65,8 @@ struct RTPEndpointCommand: ParsableCommand {
     var noFec = false
     @Flag(help: "Jitter buffer: hold a packet more while packets are being lost, so FEC can rebuild them (+20 ms).")
     var fecDelay = false
+    @Option(help: "Jitter buffer: never play out with less delay than this, in ms (a receiver that waits for every packet: the ceiling of what FEC and concealment can do).")
+    var minDelayMs = 0.0
     @Flag(help: "RTP and RTCP on one port (RFC 5761).")
     var rtcpMux = false
     @Option(help: "The RTP payload type.")
@@ -101,6 +103,7 @@ struct RTPEndpointCommand: ParsableCommand {
         guard delayMs >= 0, jitterMs >= 0, delayMs < 10_000, jitterMs < 10_000 else {
             throw ValidationError("--delay-ms and --jitter-ms must be in 0 ..< 10000")
         }
+        guard (0...500).contains(minDelayMs) else { throw ValidationError("--min-delay-ms must be in 0 ... 500") }
         guard (1...60).contains(periodMs) else { throw ValidationError("--period-ms must be in 1 ... 60") }
         if let seconds { guard seconds > 0, seconds <= 3600 else { throw ValidationError("--seconds must be in (0, 3600]") } }
     }
@@ -138,6 +141,8 @@ struct RTPEndpointCommand: ParsableCommand {
         var jitterConfig = JitterBufferConfiguration()
         jitterConfig.useFEC = !noFec
         jitterConfig.fecDelay = fecDelay
+        jitterConfig.minimumDelayMs = minDelayMs
+        jitterConfig.initialDelayMs = max(jitterConfig.initialDelayMs, minDelayMs)
         var jitter = try session.makeJitterBuffer(jitterConfig)
 
         relay?.start()
