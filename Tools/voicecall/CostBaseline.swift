@@ -201,6 +201,8 @@ struct CostReport: Codable {
     var audioSeconds = 0.0, wallSeconds = 0.0, cpuSeconds = 0.0, roomCPUSeconds = 0.0, bareAudioSeconds = 0.0, bareCPUSeconds = 0.0
     /// With `--breakdown`: the bare frames cleaned by `VoiceProcessingUnit` instead (nil without).
     var unitCPUSeconds: Double?, unitRatio: Double?
+    /// With `--runs` above 1: every run's ratio and CPU per endpoint (this report is the median run's).
+    var runRatios: [Double] = [], runCPUPerCallPercent: [Double] = []
     /// Frames the calls coded with in-band FEC on (all endpoints), and the bare runs (all threads).
     var framesEncodedWithFEC = 0, bareFramesEncodedWithFEC = 0
     /// CPU until every call is connected, and from the last endpoint's quota to the end of shutdown.

@@ -30,6 +30,8 @@ struct CostCommand: AsyncParsableCommand {
     @Option(help: "Sample rate of the devices and the codec (an Opus rate).") var rate = 16000
     @Flag(help: "Run the rooms and the bare calls in real time (a check of the unpaced method; takes twice --seconds).")
     var paced = false
+    @Option(help: "Repeat the whole measurement (bare half, calls, bare half) this many times and report the run with the median ratio: the machine's speed changes from one minute to the next.")
+    var runs = 3
     @Flag(help: "Also run the bare frames through VoiceProcessingUnit (the library's own processing around SpeexDSP), in the same halves.")
     var breakdown = false
     @Flag(help: "Print one JSON object as the last line.") var json = false
@@ -37,6 +39,7 @@ struct CostCommand: AsyncParsableCommand {
     func validate() throws {
         guard (1...100).contains(calls) else { throw ValidationError("--calls must be in 1...100") }
         guard seconds >= 1, seconds <= 600 else { throw ValidationError("--seconds must be in 1...600") }
+        guard (1...20).contains(runs) else { throw ValidationError("--runs must be in 1...20") }
         try OpusOptions.check(OpusCallConfiguration(sampleRate: rate))
     }
 
@@ -54,6 +57,25 @@ struct CostCommand: AsyncParsableCommand {
         let sides = try [(speech[0], speech[1], UInt64(1)), (speech[1], speech[0], UInt64(2))].map { near, far, seed in
             try CostBaseline.Signals(near: near, far: far, room: room, rate: rate, frames: frames, seed: seed)
         }
+        var reports: [CostReport] = []
+        for n in 1...runs {
+            let report = try await measure(sides: sides, setup: CostSetup(speech: speech, room: room, rate: rate, periods: periods, paced: paced))
+            if runs > 1 {
+                print(String(format: "run %d of %d: %.2f %% per endpoint, bare %.2f %%, ratio %.3f, %.1fx real time", n, runs,
+                             report.cpuPerCallPercent, report.bareCPUPerCallPercent, report.ratio, report.speed))
+            }
+            reports.append(report)
+        }
+        var median = reports.sorted { $0.ratio < $1.ratio }[(runs - 1) / 2]
+        median.runRatios = reports.map(\.ratio)
+        median.runCPUPerCallPercent = reports.map(\.cpuPerCallPercent)
+        if runs > 1 { print("the run with the median ratio:") }
+        median.print(json: json)
+    }
+
+    /// One measurement: half the bare frames, the calls, the other half.
+    private func measure(sides: [CostBaseline.Signals], setup: CostSetup) async throws -> CostReport {
+        let periods = setup.periods
         // The bare calls run half before and half after the calls, so that a change in the machine's
         // speed during the run (other work on the host) weighs on both alike.
         var report = CostReport(calls: calls, seconds: seconds, rate: rate, paced: paced)
@@ -71,7 +93,7 @@ struct CostCommand: AsyncParsableCommand {
             }
         }
         try bare(0..<(periods / 2), fecFrames: 0)
-        try await runCalls(CostSetup(speech: speech, room: room, rate: rate, periods: periods, paced: paced), into: &report)
+        try await runCalls(setup, into: &report)
         // Coding FEC costs the encoder about an eighth more. The calls code it until the first receiver
         // report, which comes after 1 to 3 s of wall time, so for a larger share of the audio when
         // unpaced; the second half codes the same share of the bare frames with FEC.
@@ -79,7 +101,7 @@ struct CostCommand: AsyncParsableCommand {
         try bare((periods / 2)..<periods, fecFrames: min(periods - periods / 2, Int((fecShare * Double(periods)).rounded())))
         report.bareAudioSeconds = Double(2 * calls * periods) / 50
         report.finish()
-        report.print(json: json)
+        return report
     }
 
     /// Sets up every call, lets the rooms run until each endpoint has done its periods, hangs up,
