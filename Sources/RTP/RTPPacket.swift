@@ -59,7 +59,7 @@ public struct RTPHeader: Sendable, Equatable {
     public var extensionProfile: UInt16?
 
     public init(marker: Bool = false, payloadType: UInt8, sequenceNumber: UInt16, timestamp: UInt32, ssrc: UInt32,
-                csrcs: RTPContributingSources = [], extensionProfile: UInt16? = nil) {
+                csrcs: RTPContributingSources = RTPContributingSources(), extensionProfile: UInt16? = nil) {
         self.marker = marker
         self.payloadType = payloadType
         self.sequenceNumber = sequenceNumber
