@@ -31,7 +31,7 @@ struct CostCommand: AsyncParsableCommand {
     @Flag(help: "Run the rooms and the bare calls in real time (a check of the unpaced method; takes twice --seconds).")
     var paced = false
     @Option(help: "Repeat the whole measurement (bare half, calls, bare half) this many times and report the run with the median ratio: the machine's speed changes from one minute to the next.")
-    var runs = 3
+    var runs = 5
     @Flag(help: "Also run the bare frames through VoiceProcessingUnit (the library's own processing around SpeexDSP), in the same halves.")
     var breakdown = false
     @Flag(help: "Print one JSON object as the last line.") var json = false
