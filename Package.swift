@@ -80,7 +80,7 @@ let package = Package(
         .target(name: "CAllocationCounter", path: "Sources/CAllocationCounter"),
 
         // Tests: one target per module.
-        .target(name: "TestSupport", dependencies: ["WAV", "AudioAnalysis", "CAllocationCounter"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["WAV", "AudioAnalysis", "CAllocationCounter", "RTP", "SIP"], path: "Tests/TestSupport"),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "TestSupport"]),
         .testTarget(name: "OpusTests", dependencies: ["Opus", "WAV", "TestSupport"]),
         .testTarget(name: "SpeexDSPTests", dependencies: ["SpeexDSP", "WAV", "TestSupport"]),
@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(name: "VoiceProcessingTests", dependencies: ["VoiceProcessing", "RoomAcoustics", "TestSupport"]),
         .testTarget(name: "RTPTests", dependencies: ["RTP", "Opus", "AudioAnalysis", "TestSupport"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP", "RTP", "AudioAnalysis", "TestSupport"]),
-        .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "AudioSession", "AudioIO", "RoomAcoustics", "AudioAnalysis", "TestSupport"]),
+        .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "AudioSession", "AudioIO", "RoomAcoustics", "AudioAnalysis", "RTP", "SIP", "TestSupport"]),
     ]
 )
 

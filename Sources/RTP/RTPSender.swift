@@ -145,6 +145,12 @@ public struct OpusRTPEncoder: ~Copyable {
         if (try? encoder.setExpectedPacketLoss(percent: percent)) != nil { expectedLossPercent = percent }
     }
 
+    /// Lets one frame's time pass without a packet (sending is paused): the timestamp moves
+    /// on, and the next packet carries the marker, as after DTX.
+    public mutating func skipFrame() {
+        packetizer.skip(duration: configuration.timestampIncrement)
+    }
+
     /// Changes the bitrate (for example after an answer's `maxaveragebitrate`).
     public func setBitrate(_ bitsPerSecond: Int) throws(OpusError) { try encoder.setBitrate(bitsPerSecond) }
 }
@@ -155,6 +161,8 @@ public enum RTPSendOutcome: Sendable, Equatable {
     case sent(Int)
     /// A DTX frame: nothing to send.
     case silent
+    /// Sending is paused (the peer does not receive: hold): nothing was encoded or sent.
+    case paused
     /// The socket refused it (full buffer or an error); the frame is lost.
     case dropped
 }
@@ -201,6 +209,10 @@ public struct RTPSender: ~Copyable {
                 encoder.receiverReported(fractionLost: fraction)
                 state.setExpectedLoss(encoder.expectedLossPercent)
             }
+        }
+        if let state, !state.isSending {
+            encoder.skipFrame()
+            return .paused
         }
         let timestamp = encoder.packetizer.timestamp, withFEC = encoder.codesFEC
         guard let n = try? encoder.encode(pcm, into: datagram) else { return .dropped }

@@ -113,6 +113,17 @@ public final class RTPSession: Sendable {
     /// Sends a BYE and stops the network thread; returns within about 50 ms.
     public func stop() { thread.stop() }
 
+    /// Whether the sender made by ``makeSender()`` sends RTP. Set it to the peer's stream
+    /// direction (`receives`): a peer that holds the call (`sendonly`, `inactive`) gets no
+    /// RTP, only RTCP, and reports turn from SR to RR. The timestamp keeps moving while
+    /// paused and the first packet after it carries the marker. True at first.
+    ///
+    /// Thread safety: any thread; the I/O thread sees the change at its next frame.
+    public var isSending: Bool {
+        get { state.isSending }
+        set { state.setSending(newValue) }
+    }
+
     deinit { stop() }
 
     /// The send path for the I/O thread (once per session).

@@ -14,6 +14,7 @@ public final class RTPSessionState: Sendable {
         case sourceChanges, packetsExpected, packetsReceived, cumulativeLost, jitterUnits
         case rtcpSent, rtcpReceived, rtcpDropped, rttMicroseconds
         case remoteFractionLost, remoteCumulativeLost, remoteJitterUnits, remoteReports
+        case sendingPaused
     }
 
     private let cells = AtomicCells(count: Cell.allCases.count)
@@ -28,6 +29,14 @@ public final class RTPSessionState: Sendable {
     @inline(__always) func add(_ c: Cell, _ v: Int = 1) { cells.add(c.rawValue, v) }
 
     // MARK: Sender side (I/O thread)
+
+    /// Whether ``RTPSender`` sends RTP: false while the peer does not receive (it put the call
+    /// on hold, or its description says `sendonly` or `inactive`). RTCP goes on either way.
+    /// Any thread (an atomic); the sender sees a change at its next frame.
+    public var isSending: Bool { int(.sendingPaused) == 0 }
+
+    /// Sets ``isSending``. Any thread.
+    public func setSending(_ sending: Bool) { set(.sendingPaused, sending ? 0 : 1) }
 
     func recordFrame(timestamp: UInt32, at time: UInt64, withFEC: Bool) {
         // Time first, then the timestamp with release: a reader that acquires the

@@ -16,6 +16,9 @@ public enum SDPError: Error, Sendable, Equatable {
     case badConnection(Int)
     /// No audio stream offers `opus/48000/2`.
     case noOpus
+    /// A new offer in an established session changes something this endpoint cannot change
+    /// mid-call (the codec, the peer's address, the streams); the detail says what.
+    case unsupportedChange(String)
 }
 
 /// A session description (RFC 4566): the subset a VoIP endpoint needs, kept
@@ -124,11 +127,23 @@ public struct SessionDescription: Sendable, Equatable {
             return nil
         }
 
-        /// The media direction attribute (`sendrecv` when absent).
-        public var direction: MediaDirection {
+        /// The media direction attribute (`sendrecv` when absent; see also
+        /// ``SessionDescription/direction(of:)``, which applies a session-level one).
+        public var direction: MediaDirection { explicitDirection ?? .sendrecv }
+
+        /// The media-level direction attribute, if the stream has one.
+        public var explicitDirection: MediaDirection? {
             for attribute in attributes { if let d = MediaDirection(rawValue: attribute.name) { return d } }
-            return .sendrecv
+            return nil
         }
+    }
+
+    /// A stream's direction: its own attribute, else the session-level one (RFC 4566 section 6,
+    /// as holding clients often write `a=sendonly` once for the session), else `sendrecv`.
+    public func direction(of media: Media) -> MediaDirection {
+        if let d = media.explicitDirection { return d }
+        for attribute in attributes { if let d = MediaDirection(rawValue: attribute.name) { return d } }
+        return .sendrecv
     }
 
     public var origin: Origin
@@ -420,7 +435,7 @@ public enum OpusSDP {
             let rtcpPort = m.attribute("rtcp").flatMap { value in Int(value.split(separator: " ").first ?? "") }
             return OpusStreamDescription(
                 address: connection.address, port: m.port, rtcpPort: rtcpPort, rtcpMux: m.has("rtcp-mux"),
-                payloadType: payloadType, direction: m.direction,
+                payloadType: payloadType, direction: description.direction(of: m),
                 parameters: OpusFormatParameters(parsing: m.formatParameters(for: format) ?? ""),
                 ptime: m.attribute("ptime").flatMap { Int($0.trimmingSpaces) },
                 maxptime: m.attribute("maxptime").flatMap { Int($0.trimmingSpaces) })
@@ -458,6 +473,50 @@ public enum OpusSDP {
                 // Rejected: same media and protocol, port 0 (RFC 3264 section 6).
                 answer.media.append(.init(media: m.media, port: 0, proto: m.proto, formats: m.formats))
             }
+        }
+        return (answer, remote)
+    }
+
+    /// Answers a new offer in an established session (a re-INVITE, RFC 3264 section 8): the
+    /// peer putting the call on hold (`sendonly` or `inactive`), taking it off hold, or
+    /// refreshing the session. Only the direction may change: the answer is `ours` (the
+    /// description this endpoint sent last) with the direction that answers the new offer, and
+    /// its version incremented when that changes it (section 8, "o=").
+    ///
+    /// - Parameters:
+    ///   - offer: the peer's new offer.
+    ///   - peerPrevious: the peer's last description in this session (its offer or its answer).
+    ///   - ours: this endpoint's last description in this session.
+    /// - Returns: the answer, and the peer's stream as it now stands.
+    /// - Throws: ``SDPError/noOpus`` or ``SDPError/unsupportedChange(_:)`` when the offer
+    ///   changes the codec's payload type, the peer's address or port, rtcp-mux, or the number
+    ///   of streams; a call keeps its media path (the caller then declines with 488 and the
+    ///   session stays as it was).
+    public static func reanswer(_ offer: SessionDescription, peerPrevious: SessionDescription,
+                                ours: SessionDescription) throws(SDPError) -> (answer: SessionDescription, remote: OpusStreamDescription) {
+        let remote = try stream(in: offer)
+        let before = try stream(in: peerPrevious)
+        guard remote.payloadType == before.payloadType else { throw .unsupportedChange("the Opus payload type") }
+        guard remote.address == before.address, remote.port == before.port, remote.rtcpPort == before.rtcpPort else {
+            throw .unsupportedChange("the media address")
+        }
+        guard remote.rtcpMux == before.rtcpMux else { throw .unsupportedChange("rtcp-mux") }
+        guard offer.media.count == ours.media.count,
+              let index = ours.media.firstIndex(where: { $0.media == "audio" && $0.port != 0 }),
+              offer.media[index].payloadType(for: encoding).flatMap(UInt8.init) == remote.payloadType else {
+            throw .unsupportedChange("the streams")
+        }
+        var answer = ours
+        var media = answer.media[index]
+        let direction = SessionDescription.Attribute(remote.direction.answer.rawValue)
+        if let at = media.attributes.firstIndex(where: { MediaDirection(rawValue: $0.name) != nil }) {
+            media.attributes[at] = direction
+        } else {
+            media.attributes.append(direction)
+        }
+        answer.media[index] = media
+        if answer != ours {
+            answer.origin.sessionVersion = UInt64(ours.origin.sessionVersion).map { "\($0 &+ 1)" } ?? "1"
         }
         return (answer, remote)
     }

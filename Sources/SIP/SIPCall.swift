@@ -44,6 +44,10 @@ public enum SIPCallEvent: Sendable, Hashable {
     /// Incoming: the caller acknowledged our 2xx. The body is the caller's answer when the
     /// INVITE carried no offer (then the 2xx carried ours).
     case confirmed(SIPBody?)
+    /// Either direction, established: the peer changed the session with a re-INVITE (hold,
+    /// resume) and ``SIPUserAgent/Configuration/answerChangedOffer`` answered it; the body is
+    /// the peer's new offer, and the 2xx with the answer is on its way.
+    case reoffered(SIPBody)
     /// The call is over.
     case ended(SIPCallEndReason)
 }

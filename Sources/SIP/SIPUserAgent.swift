@@ -59,11 +59,23 @@ public final class SIPUserAgent: Sendable {
         public var timers: SIPTimers
         /// Incoming calls beyond this many active ones are answered 486 Busy Here (nil: no limit).
         public var maximumCalls: Int?
+        /// Answers a re-INVITE whose offer differs from the peer's last description (RFC 3264
+        /// section 8: hold, resume, other changes): given the new offer, the peer's last
+        /// description and ours, it returns the answer, or nil to decline with 488 (the session
+        /// stays as it was). A call then gets ``SIPCallEvent/reoffered(_:)``. Nil (the default):
+        /// every change is declined. A re-INVITE with the same offer as before is a refresh and
+        /// gets our last description without a call.
+        ///
+        /// Thread safety: called on the user agent's own thread; it must be quick and must not
+        /// call back into the user agent.
+        public var answerChangedOffer: (@Sendable (_ offer: SIPBody, _ peerPrevious: SIPBody?, _ ours: SIPBody) -> SIPBody?)?
         public var logger: Logger
 
         public init(localAddress: SocketAddress, user: String = "callaudio", displayName: String? = nil,
                     advertisedHost: String? = nil, userAgent: String = "CallAudio", timers: SIPTimers = .rfc3261,
-                    maximumCalls: Int? = nil, logger: Logger = Logger(label: "callaudio.sip")) {
+                    maximumCalls: Int? = nil,
+                    answerChangedOffer: (@Sendable (_ offer: SIPBody, _ peerPrevious: SIPBody?, _ ours: SIPBody) -> SIPBody?)? = nil,
+                    logger: Logger = Logger(label: "callaudio.sip")) {
             self.localAddress = localAddress
             self.user = user
             self.displayName = displayName
@@ -71,6 +83,7 @@ public final class SIPUserAgent: Sendable {
             self.userAgent = userAgent
             self.timers = timers
             self.maximumCalls = maximumCalls
+            self.answerChangedOffer = answerChangedOffer
             self.logger = logger
         }
     }

@@ -117,23 +117,40 @@ extension CoreState {
         }
     }
 
-    /// A re-INVITE. The SIP layer cannot renegotiate media (bodies are opaque to it), so it
-    /// accepts a refresh (the same offer as before, answered with the same answer) and declines
-    /// any change with 488, which leaves the session as it was (section 14.2).
+    /// A re-INVITE. Bodies are opaque to the SIP layer: a refresh (the same offer as before) is
+    /// answered with our last description; a changed offer goes to the configuration's
+    /// `answerChangedOffer`, and without one, or when it declines, gets 488, which leaves the
+    /// session as it was (section 14.2).
     private mutating func handleReInvite(_ request: SIPRequest, key: ServerKey, callKey: CallKey) {
         guard let call = calls[callKey], var dialog = call.dialog else { return }
         guard call.phase == .established, call.pending2xx == nil else {
             respond(key, status: 491)  // our 2xx is not acknowledged yet
             return
         }
-        guard !request.body.isEmpty, request.body == call.remoteBody?.bytes, let local = call.localBody else {
+        guard !request.body.isEmpty, let local = call.localBody, let cseq = try? request.headers.cseq() else {
             respond(key, status: 488, toTag: call.localTag)
             return
         }
-        guard let cseq = try? request.headers.cseq() else { return }
+        var answer = local
+        var offer: SIPBody?
+        if request.body != call.remoteBody?.bytes {
+            let changed = SIPBody(contentType: request.headers.contentType ?? "application/sdp", bytes: request.body)
+            guard let answerer = env.configuration.answerChangedOffer, let new = answerer(changed, call.remoteBody, local) else {
+                respond(key, status: 488, toTag: call.localTag)
+                return
+            }
+            answer = new
+            offer = changed
+            calls[callKey]!.remoteBody = changed
+            calls[callKey]!.localBody = new
+        }
         if let target = try? request.headers.contacts().first?.uri { dialog.remoteTarget = target }
         calls[callKey]!.dialog = dialog
-        send2xx(callKey, key: key, request: request, body: local, sequence: cseq.sequence, isInitial: false)
+        send2xx(callKey, key: key, request: request, body: answer, sequence: cseq.sequence, isInitial: false)
+        if let offer {
+            logger.info("SIP: call \(dialog.id.callID): the peer changed the session (re-INVITE)")
+            call.events.yield(.reoffered(offer))
+        }
     }
 
     /// An INVITE outside any dialog: a new incoming call.

@@ -29,6 +29,10 @@ public actor CallController {
         case routeChanged(reason: AudioSession.RouteChangeReason, route: AudioSessionRouteDescription)
         /// The session was interrupted or the interruption ended.
         case interruption(AudioSession.Interruption)
+        /// The peer put a call on hold (`held` true: it no longer receives, so no RTP goes to
+        /// it) or took it off hold, with a re-INVITE. The call stays active and keeps playing
+        /// whatever the peer sends (its music on hold, or nothing).
+        case peerHold(callID: String, held: Bool)
     }
 
     public let configuration: CallConfiguration
@@ -59,7 +63,8 @@ public actor CallController {
         self.logger = logger
         do {
             let address = try SocketAddress(parsing: configuration.sipAddress)
-            userAgent = try SIPUserAgent(configuration: .init(localAddress: address, user: configuration.userName))
+            userAgent = try SIPUserAgent(configuration: .init(localAddress: address, user: configuration.userName,
+                                                              answerChangedOffer: Self.answerChangedOffer))
         } catch {
             throw .signalling("cannot listen on \(configuration.sipAddress): \(error)")
         }
@@ -219,9 +224,33 @@ public actor CallController {
                 try? records[call.id]?.sip.bye()
                 end(call.id, .failed("\(error)"))
             }
+        case let .reoffered(body):
+            // The answer already went out (answerChangedOffer): follow the new direction.
+            guard let text = String(validating: body.bytes, as: UTF8.self),
+                  let remote = try? OpusSDP.stream(in: SessionDescription.parse(text)),
+                  let media = records[call.id]?.media else { return }
+            let sending = remote.direction.receives
+            guard media.rtp.isSending != sending else { return }
+            media.rtp.isSending = sending
+            logger.info("call \(call.id): \(sending ? "the peer took the call off hold" : "the peer put the call on hold")")
+            eventContinuation.yield(.peerHold(callID: call.id, held: !sending))
         case let .ended(reason):
             end(call.id, Self.endReason(reason, call))
         }
+    }
+
+    /// The answer to a peer's changed offer in an established call (hold, resume): only the
+    /// direction may change (``OpusSDP/reanswer(_:peerPrevious:ours:)``); anything else is
+    /// declined (488) and the call goes on as it was. Runs on the SIP thread.
+    @Sendable static func answerChangedOffer(_ offer: SIPBody, peerPrevious: SIPBody?, ours: SIPBody) -> SIPBody? {
+        func parse(_ body: SIPBody?) -> SessionDescription? {
+            guard let body, body.contentType.lowercased() == "application/sdp",
+                  let text = String(validating: body.bytes, as: UTF8.self) else { return nil }
+            return try? SessionDescription.parse(text)
+        }
+        guard let new = parse(offer), let previous = parse(peerPrevious), let last = parse(ours),
+              let (answer, _) = try? OpusSDP.reanswer(new, peerPrevious: previous, ours: last) else { return nil }
+        return .sdp(answer.text)
     }
 
     private static func endReason(_ reason: SIPCallEndReason, _ call: Call) -> CallEndReason {
@@ -273,6 +302,8 @@ public actor CallController {
                 rtcpMux: mux, payloadType: remote.payloadType, opus: codec)
             ports.release()
             let rtp = try RTPSession(configuration: rtpConfiguration, logger: logger)
+            // A peer whose stream does not receive (offered or answered sendonly or inactive) gets no RTP.
+            rtp.isSending = remote.direction.receives
             let media = try CallMedia(device: device, rtp: rtp, voice: configuration.voiceProcessing,
                                       capturesSilence: session.capturesSilence,
                                       recordUplinkSeconds: configuration.recordUplinkSeconds)

@@ -84,6 +84,52 @@ struct SDPTests {
         #expect(send.inbandFEC && !send.dtx && send.bitrate == 20000 && send.frameMilliseconds == 40 && send.channels == 1)
     }
 
+    @Test("A re-offer that holds or resumes gets the reverse direction and a new version; any other change is refused")
+    func reanswer() throws {
+        func offer(_ direction: String?, port: Int = 6000, version: Int = 1, sessionLevel: Bool = false) throws -> SessionDescription {
+            let line = direction.map { "a=\($0)\r\n" } ?? ""
+            return try SessionDescription.parse("""
+                v=0\r
+                o=peer 42 \(version) IN IP4 127.0.0.1\r
+                s=-\r
+                c=IN IP4 127.0.0.1\r
+                t=0 0\r
+                \(sessionLevel ? line : "")m=audio \(port) RTP/AVP 111 0\r
+                a=rtpmap:111 opus/48000/2\r
+                a=rtpmap:0 PCMU/8000\r
+                \(sessionLevel ? "" : line)
+                """)
+        }
+        let first = try offer(nil)
+        let (ours, _) = try OpusSDP.answer(first, address: Self.local, sessionID: 7, parameters: .init(useInbandFEC: true))
+        // Hold: the peer only sends, we only receive; the version moves on.
+        let (held, remote) = try OpusSDP.reanswer(try offer("sendonly", version: 2), peerPrevious: first, ours: ours)
+        #expect(remote.direction == .sendonly && !remote.direction.receives)
+        #expect(held.media[0].direction == .recvonly)
+        #expect(held.origin.sessionVersion == "2" && held.origin.sessionID == ours.origin.sessionID)
+        #expect(held.media[0].formats == ours.media[0].formats && held.media[0].port == ours.media[0].port)
+        // A session-level attribute counts too (RFC 4566 section 6), and inactive answers inactive.
+        let (quiet, quietRemote) = try OpusSDP.reanswer(try offer("inactive", version: 3, sessionLevel: true),
+                                                        peerPrevious: first, ours: held)
+        #expect(quietRemote.direction == .inactive && quiet.media[0].direction == .inactive)
+        #expect(quiet.origin.sessionVersion == "3")
+        // Resume: sendrecv again, one attribute, not two.
+        let (resumed, _) = try OpusSDP.reanswer(try offer("sendrecv", version: 4), peerPrevious: first, ours: quiet)
+        #expect(resumed.media[0].direction == .sendrecv)
+        #expect(resumed.media[0].attributes.filter { MediaDirection(rawValue: $0.name) != nil }.count == 1)
+        // Unchanged answer, unchanged version.
+        let (same, _) = try OpusSDP.reanswer(try offer("sendrecv", version: 5), peerPrevious: first, ours: resumed)
+        #expect(same == resumed)
+        // A new port, or no Opus: refused, so the caller declines with 488.
+        #expect(throws: SDPError.unsupportedChange("the media address")) {
+            try OpusSDP.reanswer(try offer("sendonly", port: 6002), peerPrevious: first, ours: ours)
+        }
+        #expect(throws: SDPError.noOpus) {
+            try OpusSDP.reanswer(try SessionDescription.parse("v=0\no=- 1 2 IN IP4 127.0.0.1\ns=-\nc=IN IP4 127.0.0.1\nt=0 0\nm=audio 6000 RTP/AVP 0\n"),
+                                 peerPrevious: first, ours: ours)
+        }
+    }
+
     @Test("Offers without Opus and broken descriptions are refused with a reason")
     func errors() {
         #expect(throws: SDPError.noOpus) {

@@ -1,3 +1,4 @@
+import AudioAnalysis
 import Opus
 import RTP
 import Testing
@@ -56,16 +57,20 @@ struct SendPathTests {
         #expect(throws: OpusError.self) { try OpusCallConfiguration(frameMilliseconds: 5).validate() }
     }
 
+    /// A call's send path (default Opus settings, payload type 96) towards `sink`.
+    static func sender(to sink: UDPSocket, state: RTPSessionState) throws -> RTPSender {
+        RTPSender(encoder: try OpusRTPEncoder(configuration: OpusCallConfiguration(), packetizer: RTPPacketizer(payloadType: 96)),
+                  socket: try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0)),
+                  destination: sink.localAddress, state: state)
+    }
+
     @Test("Receive and send paths do not allocate once running")
     func noAllocations() throws {
         #expect(AllocationCounter.isActive)
         let speech = try Fixtures.speech(Fixtures.englishFemale).int16Samples
-        let socket = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
         let sink = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
         let state = RTPSessionState()
-        var sender = RTPSender(encoder: try OpusRTPEncoder(configuration: OpusCallConfiguration(),
-                                                           packetizer: RTPPacketizer(payloadType: 96)),
-                               socket: socket, destination: sink.localAddress, state: state)
+        var sender = try Self.sender(to: sink, state: state)
         let ring = RTPPacketRing(capacity: 64)
         let monitor = JitterBufferMonitor()
         var buffer = JitterBuffer(decoder: try OpusDecoder(sampleRate: 16000), monitor: monitor)
@@ -106,5 +111,37 @@ struct SendPathTests {
         #expect(state.snapshot.packetsSent == 400)
         // No receiver report came, so every frame was coded with FEC, as a call's first seconds are.
         #expect(state.snapshot.framesEncoded == 400 && state.snapshot.framesEncodedWithFEC == 400)
+    }
+
+    @Test("A paused sender sends nothing and codes nothing; after it, the timestamp has moved on and the marker is set")
+    func pausedSenderSkipsFrames() throws {
+        let sink = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        let state = RTPSessionState()
+        var sender = try Self.sender(to: sink, state: state)
+        let tone = Tone.sine(frequency: 440, sampleRate: 16000, seconds: 1, amplitude: 0.2).map { Int16($0 * 32767) }
+        var outcomes: [RTPSendOutcome] = []
+        for k in 0..<15 {
+            state.setSending(!(5..<10).contains(k))  // frames 5 to 9: the peer holds the call
+            tone.withUnsafeBufferPointer { pcm in
+                outcomes.append(sender.send(UnsafeBufferPointer(rebasing: pcm[(k * 320)..<((k + 1) * 320)]), now: UInt64(k) * 20_000_000))
+            }
+        }
+        #expect(outcomes[5..<10].allSatisfy { $0 == .paused })
+        #expect(outcomes[0..<5].allSatisfy { if case .sent = $0 { true } else { false } })
+        #expect(outcomes[10..<15].allSatisfy { if case .sent = $0 { true } else { false } })
+        #expect(state.snapshot.packetsSent == 10 && state.snapshot.framesEncoded == 10)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
+        defer { buffer.deallocate() }
+        var packets: [RTPPacket] = []
+        while case let .datagram(length, _, _) = sink.receiveNow(into: buffer) {
+            packets.append(try RTPPacket.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<length])))
+        }
+        #expect(packets.count == 10)
+        // Sequence numbers run on without a gap (nothing was lost); the timestamp jumps by the
+        // five paused frames (960 units each at 48 kHz), and that packet starts a talk spurt.
+        let headers = packets.map(\.header)
+        #expect(headers[5].sequenceNumber == headers[4].sequenceNumber &+ 1)
+        #expect(headers[5].timestamp == headers[4].timestamp &+ 6 * 960)
+        #expect(headers[5].marker && !headers[4].marker && !headers[6].marker)
     }
 }

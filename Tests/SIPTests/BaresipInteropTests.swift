@@ -27,16 +27,21 @@ struct BaresipInteropTests {
             .write(toFile: directory.file("accounts"), atomically: true, encoding: .utf8)
     }
 
+    /// baresip as alice, configured in `directory`, calling `agent` (bob) at once; it quits after `seconds`.
+    static func dialing(_ agent: SIPUserAgent, from directory: TemporaryDirectory, seconds: Int) throws -> ExternalProcess {
+        try configure(directory, user: "alice", port: try freeUDPPort())
+        return try ExternalProcess("baresip", [
+            "-f", directory.path, "-t", "\(seconds)", "-e", "/dial sip:bob@127.0.0.1:\(agent.localAddress.port)",
+        ], directory: directory.path)
+    }
+
     /// baresip calls us; we answer with Opus; baresip reports the call established; we hang up.
     @Test func baresipCallsTheUserAgent() async throws {
         let directory = TemporaryDirectory(prefix: "sip-baresip-caller")
         defer { directory.remove() }
         let agent = try makeAgent(user: "bob", timers: .rfc3261)
         let calls = Recorder(agent.incomingCalls)
-        try Self.configure(directory, user: "alice", port: try freeUDPPort())
-        let baresip = try ExternalProcess("baresip", [
-            "-f", directory.path, "-t", "15", "-e", "/dial sip:bob@127.0.0.1:\(agent.localAddress.port)",
-        ], directory: directory.path)
+        let baresip = try Self.dialing(agent, from: directory, seconds: 15)
         defer { baresip.stop() }
 
         let call = try #require(await calls.element(0, timeout: .seconds(10)), "no INVITE from baresip:\n\(baresip.output)")
@@ -52,6 +57,46 @@ struct BaresipInteropTests {
         // libre reports a BYE it received as the session closing with ECONNRESET.
         #expect(await baresip.waitForOutput("session closed: Connection reset by peer", timeout: .seconds(5)),
                 "\(baresip.output)")
+        #expect(agent.statistics.malformedDropped == 0)
+        #expect(agent.statistics.unknownDialogRequests == 0)
+    }
+
+    /// baresip calls us, then holds and resumes the call (its `/hold` and `/resume` commands):
+    /// each re-INVITE reaches the answerer, which answers with the reverse direction.
+    @Test func baresipHoldsAndResumes() async throws {
+        let directory = TemporaryDirectory(prefix: "sip-baresip-hold")
+        defer { directory.remove() }
+        let agent = try makeAgent(user: "bob", timers: .rfc3261) { offer, peerPrevious, ours in
+            guard let new = try? SessionDescription.parse(offer.text), let previous = peerPrevious.flatMap({ try? SessionDescription.parse($0.text) }),
+                  let last = try? SessionDescription.parse(ours.text),
+                  let (answer, _) = try? OpusSDP.reanswer(new, peerPrevious: previous, ours: last) else { return nil }
+            return .sdp(answer.text)
+        }
+        let calls = Recorder(agent.incomingCalls)
+        let baresip = try Self.dialing(agent, from: directory, seconds: 20)
+        defer { baresip.stop() }
+
+        let call = try #require(await calls.element(0, timeout: .seconds(10)), "no INVITE from baresip:\n\(baresip.output)")
+        let events = Recorder(call.events)
+        let offer = try SessionDescription.parse(try #require(call.offer).text)
+        let (answer, _) = try OpusSDP.answer(offer, address: SocketAddress(host: "127.0.0.1", port: try freeUDPPort()), sessionID: 9,
+                                             parameters: .init(useInbandFEC: true))
+        try call.accept(answer: .sdp(answer.text))
+        #expect(await baresip.waitForOutput("Call established", timeout: .seconds(5)), "\(baresip.output)")
+        func reoffers() -> [MediaDirection] {
+            events.all.compactMap { event in
+                guard case let .reoffered(body) = event, let sdp = try? SessionDescription.parse(body.text),
+                      let stream = try? OpusSDP.stream(in: sdp) else { return nil }
+                return stream.direction
+            }
+        }
+        baresip.send("/hold")
+        #expect(await events.wait(timeout: .seconds(5)) { _ in reoffers().count == 1 }, "\(events.all)\n\(baresip.output)")
+        baresip.send("/resume")
+        #expect(await events.wait(timeout: .seconds(5)) { _ in reoffers().count == 2 }, "\(events.all)\n\(baresip.output)")
+        #expect(reoffers() == [.sendonly, .sendrecv], "\(baresip.output)")
+        #expect(call.state == .established)
+        try call.bye()
         #expect(agent.statistics.malformedDropped == 0)
         #expect(agent.statistics.unknownDialogRequests == 0)
     }

@@ -2,6 +2,7 @@ import AudioAnalysis
 import Foundation
 @testable import SIP
 import Testing
+import TestSupport
 
 
 /// Valid messages the mutations start from.

@@ -1,5 +1,6 @@
 @testable import SIP
 import Testing
+import TestSupport
 
 private let validHeaders = [
     "Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKmal",

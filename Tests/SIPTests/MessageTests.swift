@@ -1,5 +1,6 @@
 import SIP
 import Testing
+import TestSupport
 
 /// The INVITE of RFC 3261 section 24.2 (F1), as text.
 let rfcInvite = sipText([

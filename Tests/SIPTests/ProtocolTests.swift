@@ -2,7 +2,9 @@ import AudioAnalysis
 import Foundation
 import RTP
 import SIP
+import Synchronization
 import Testing
+import TestSupport
 
 /// The user agent against a peer that writes SIP by hand: timers and retransmissions over real
 /// UDP, dialog matching, and what a broken or hostile peer gets.
@@ -39,8 +41,9 @@ struct ProtocolTests {
     }
 
     /// A call from the raw peer, answered by the agent and acknowledged: (agent, peer, call, events, the agent's tag).
-    static func establishedCall() async throws -> (SIPUserAgent, RawPeer, SIPCall, Recorder<SIPCallEvent>, String) {
-        let agent = try makeAgent(), peer = try RawPeer()
+    static func establishedCall(answerChangedOffer: (@Sendable (SIPBody, SIPBody?, SIPBody) -> SIPBody?)? = nil) async throws
+        -> (SIPUserAgent, RawPeer, SIPCall, Recorder<SIPCallEvent>, String) {
+        let agent = try makeAgent(answerChangedOffer: answerChangedOffer), peer = try RawPeer()
         let calls = Recorder(agent.incomingCalls)
         peer.send(invite(to: agent, from: peer), to: agent.localAddress)
         let call = try #require(await calls.element(0))
@@ -334,6 +337,40 @@ struct ProtocolTests {
         #expect(await peer.receiveResponse(to: .options)?.statusCode == 500)
         #expect(call.state == .established)
         #expect(events.all == [.confirmed(nil)])
+    }
+
+    @Test func aChangedOfferGoesToTheAnswererWhichMayAcceptOrDecline() async throws {
+        // The answerer sees the new offer, the peer's last description and ours; it accepts
+        // only offers for port 6000 and answers with a marked copy of our description.
+        let seen = Mutex<[(String, String?, String)]>([])
+        let (agent, peer, call, events, tag) = try await Self.establishedCall { offer, peerPrevious, ours in
+            seen.withLock { $0.append((offer.text, peerPrevious?.text, ours.text)) }
+            return offer.text.contains("m=audio 6000") ? .sdp(ours.text.replacingOccurrences(of: "a=sendrecv", with: "a=recvonly")) : nil
+        }
+        let hold = opusSDP(port: 6000, session: "1").text.replacingOccurrences(of: "a=sendrecv", with: "a=sendonly")
+        peer.send(Self.inDialog("INVITE", to: agent, from: peer, toTag: tag, branch: "z9hG4bKhold", body: hold), to: agent.localAddress)
+        let held = try #require(await peer.receiveResponse(to: .invite, cseq: 2))
+        #expect(held.statusCode == 200)
+        #expect(String(decoding: held.body, as: UTF8.self).contains("a=recvonly"))
+        peer.send(Self.inDialog("ACK", to: agent, from: peer, toTag: tag, branch: "z9hG4bKholdack"), to: agent.localAddress)
+        #expect(await events.wait { $0.count == 2 })
+        #expect(events.all == [.confirmed(nil), .reoffered(.sdp(hold))])
+        let first = try #require(seen.withLock { $0.first })
+        #expect(first.0 == hold)
+        #expect(first.1 == opusSDP(port: 6000).text)  // the peer's INVITE
+        #expect(first.2 == opusSDP(port: 5000).text)  // our answer to it
+        // The same offer again is a refresh: our last answer, no second call to the answerer.
+        peer.send(Self.inDialog("INVITE", to: agent, from: peer, toTag: tag, cseq: 3, branch: "z9hG4bKhold2", body: hold),
+                  to: agent.localAddress)
+        #expect(await peer.receiveResponse(to: .invite, cseq: 3).map { String(decoding: $0.body, as: UTF8.self) }?.contains("a=recvonly") == true)
+        peer.send(Self.inDialog("ACK", to: agent, from: peer, toTag: tag, cseq: 3, branch: "z9hG4bKhold2ack"), to: agent.localAddress)
+        // Declined by the answerer: 488, and the session stays as it was.
+        peer.send(Self.inDialog("INVITE", to: agent, from: peer, toTag: tag, cseq: 4, branch: "z9hG4bKmove",
+                                body: opusSDP(port: 6002).text), to: agent.localAddress)
+        #expect(await peer.receiveResponse(to: .invite, cseq: 4)?.statusCode == 488)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(seen.withLock { $0.count } == 2)
+        #expect(events.all.count == 2 && call.state == .established)
     }
 
     @Test func cancelFromThePeer() async throws {

@@ -30,6 +30,8 @@ enum PhoneCall {
                     status.note("route: \(route.outputs.map(\.portType.rawValue).joined(separator: "+")) (\(reason))")
                 case let .interruption(interruption):
                     status.note("interruption \(interruption.type)")
+                case let .peerHold(_, held):
+                    status.note(held ? "the peer put the call on hold" : "the peer took the call off hold")
                 }
             }
         }
