@@ -130,10 +130,16 @@ public actor CallController {
             try? sipCall.reject(status: 486, reason: "Busy Here")
             return
         }
-        guard let body = sipCall.offer, let text = String(validating: body.bytes, as: UTF8.self),
-              let offer = try? SessionDescription.parse(text), (try? OpusSDP.stream(in: offer)) != nil else {
-            try? sipCall.reject(status: 488, reason: "Not Acceptable Here")
-            return
+        // An INVITE without a body (third-party call control, some PBXes) is answered with our
+        // offer in the 2xx; the caller's answer comes with its ACK (RFC 3261 section 13.2.1).
+        var offer: SessionDescription?
+        if let body = sipCall.offer {
+            guard let text = String(validating: body.bytes, as: UTF8.self),
+                  let parsed = try? SessionDescription.parse(text), (try? OpusSDP.stream(in: parsed)) != nil else {
+                try? sipCall.reject(status: 488, reason: "Not Acceptable Here")
+                return
+            }
+            offer = parsed
         }
         let call = Call(id: sipCall.callID, direction: .incoming, remoteURI: "\(sipCall.remote)", controller: self)
         call.apply(.incoming)
@@ -145,10 +151,10 @@ public actor CallController {
     }
 
     func answer(_ call: Call) async throws(CallError) {
-        guard var record = records[call.id], call.direction == .incoming, call.state == .incomingRinging,
-              let offer = record.offer else {
+        guard var record = records[call.id], call.direction == .incoming, call.state == .incomingRinging else {
             throw .invalidState("only an incoming call that is ringing can be answered (\(call.state))")
         }
+        guard let offer = record.offer else { return try answerWithOffer(call, record) }
         do {
             let ports = try PortReservation(host: record.sip.localHost)
             let (answer, remote) = try OpusSDP.answer(offer, address: ports.rtp, sessionID: UInt64.random(in: 1...UInt64(Int64.max)),
@@ -168,6 +174,24 @@ public actor CallController {
             end(call.id, .notAcceptable)
             throw .media("\(error)")
         }
+    }
+
+    /// Answers an INVITE that had no offer: our offer goes in the 2xx, and media starts when
+    /// the caller's answer arrives with its ACK (``signalling(_:_:)``, `.confirmed`).
+    private func answerWithOffer(_ call: Call, _ record: CallRecord) throws(CallError) {
+        var record = record
+        let ports = try PortReservation(host: record.sip.localHost)
+        let offer = OpusSDP.offer(address: ports.rtp, sessionID: UInt64.random(in: 1...UInt64(Int64.max)), parameters: sdpParameters,
+                                  ptime: configuration.codec.frameMilliseconds, rtcpMux: configuration.rtcpMux)
+        record.ports = ports
+        records[call.id] = record
+        do {
+            try record.sip.accept(answer: .sdp(offer.text))
+        } catch {
+            end(call.id, .failed("\(error)"))
+            throw .signalling("\(error)")
+        }
+        call.apply(.answer)
     }
 
     func reject(_ call: Call) async {
@@ -208,22 +232,18 @@ public actor CallController {
     private func signalling(_ event: SIPCallEvent, _ call: Call) {
         guard records[call.id] != nil else { return }
         switch event {
-        case .trying, .ringing, .confirmed:
+        case .trying:
             break
+        case let .ringing(body):
+            // Early media's answer: some peers send the answer in a 183 and not again in the 2xx.
+            if let body { records[call.id]?.earlyAnswer = body }
+        case let .confirmed(body):
+            // An INVITE without an offer: the caller's answer came with the ACK.
+            guard let record = records[call.id], record.offer == nil, record.media == nil, call.state == .active else { return }
+            startMedia(call.id, answer: body, then: {})
         case let .answered(body):
-            guard call.state == .outgoingRinging else { return }
-            do {
-                guard let body, let text = String(validating: body.bytes, as: UTF8.self) else {
-                    throw CallError.signalling("the answer has no SDP")
-                }
-                let remote = try OpusSDP.stream(in: SessionDescription.parse(text))
-                try startMedia(call.id, remote: remote)
-                call.apply(.answered)
-            } catch {
-                logger.error("call \(call.id): cannot start media: \(error)")
-                try? records[call.id]?.sip.bye()
-                end(call.id, .failed("\(error)"))
-            }
+            guard call.state == .outgoingRinging, let record = records[call.id] else { return }
+            startMedia(call.id, answer: body ?? record.earlyAnswer, then: { call.apply(.answered) })
         case let .reoffered(body):
             // The answer already went out (answerChangedOffer): follow the new direction.
             guard let text = String(validating: body.bytes, as: UTF8.self),
@@ -251,6 +271,22 @@ public actor CallController {
         guard let new = parse(offer), let previous = parse(peerPrevious), let last = parse(ours),
               let (answer, _) = try? OpusSDP.reanswer(new, peerPrevious: previous, ours: last) else { return nil }
         return .sdp(answer.text)
+    }
+
+    /// Starts media towards the stream `answer` describes, then runs `then`; without a usable
+    /// answer the call is hung up and ends as failed.
+    private func startMedia(_ id: String, answer: SIPBody?, then: () -> Void) {
+        do {
+            guard let answer, let text = String(validating: answer.bytes, as: UTF8.self) else {
+                throw CallError.signalling("the answer has no SDP")
+            }
+            try startMedia(id, remote: OpusSDP.stream(in: SessionDescription.parse(text)))
+            then()
+        } catch {
+            logger.error("call \(id): cannot start media: \(error)")
+            try? records[id]?.sip.bye()
+            end(id, .failed("\(error)"))
+        }
     }
 
     private static func endReason(_ reason: SIPCallEndReason, _ call: Call) -> CallEndReason {
@@ -447,6 +483,8 @@ private struct CallRecord {
     let sip: SIPCall
     var ports: PortReservation?
     var offer: SessionDescription?
+    /// The answer in a provisional response (early media), for a 2xx that does not repeat it.
+    var earlyAnswer: SIPBody?
     var media: CallMedia?
     var io: IOActivity?
 

@@ -1,0 +1,145 @@
+import AudioSession
+import RTP
+import SIP
+import Synchronization
+import Testing
+import TestSupport
+import VoiceCall
+
+/// A SIP peer written by hand, with a socket for the RTP it receives: what PBXes and other
+/// softphones send that two CallAudio controllers never send each other.
+struct RawCaller {
+    let peer = try! RawPeer()
+    let media = try! UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+    let agent: SocketAddress
+    let callID: String
+
+    /// The peer's SDP: Opus at its media socket (or `port`), in `direction`, version `version`.
+    func sdp(direction: String = "sendrecv", version: Int = 1, port: UInt16? = nil) -> String {
+        "v=0\r\no=raw 77 \(version) IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+            + "m=audio \(port ?? media.localAddress.port) RTP/AVP 111\r\na=rtpmap:111 opus/48000/2\r\n"
+            + "a=fmtp:111 useinbandfec=1\r\na=\(direction)\r\n"
+    }
+
+    /// Sends a request in the call (`toTag` nil: the initial INVITE).
+    func send(_ method: String, cseq: Int, toTag: String?, body: String = "") {
+        peer.send(sipText([
+            "\(method) sip:bob@127.0.0.1:\(agent.port) SIP/2.0",
+            "Via: SIP/2.0/UDP 127.0.0.1:\(peer.port);branch=z9hG4bK\(method.lowercased())\(cseq)",
+            "Max-Forwards: 70",
+            "From: <sip:raw@127.0.0.1:\(peer.port)>;tag=rawtag",
+            "To: <sip:bob@127.0.0.1:\(agent.port)>" + (toTag.map { ";tag=\($0)" } ?? ""),
+            "Call-ID: \(callID)",
+            "CSeq: \(cseq) \(method)",
+            "Contact: <sip:raw@127.0.0.1:\(peer.port)>",
+        ] + (body.isEmpty ? [] : ["Content-Type: application/sdp"]), body: body), to: agent)
+    }
+
+    /// The final response to INVITE `cseq`: its status, its body, the callee's tag.
+    func response(to cseq: UInt32) async throws -> (status: Int, body: String, tag: String?) {
+        let response = try #require(await peer.receiveResponse(timeout: .seconds(5)) { response in
+            (try? response.headers.cseq()).map { $0.method == .invite && $0.sequence == cseq } == true && response.statusCode >= 200
+        })
+        return (response.statusCode, String(decoding: response.body, as: UTF8.self), try response.headers.to().tag)
+    }
+
+    /// RTP headers that reach the media socket within `seconds`.
+    func packets(for seconds: Double) async -> [RTPHeader] {
+        var headers: [RTPHeader] = []
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            while case let .datagram(length, _, _) = buffer.withUnsafeMutableBytes({ media.receiveNow(into: $0) }) {
+                if let packet = try? RTPPacket.parse(Array(buffer[..<length])) { headers.append(packet.header) }
+            }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return headers
+    }
+}
+
+extension RawPeerCallTests {
+    /// The first incoming call of `phone`, answered.
+    static func answerFirstCall(_ phone: Phone) async throws -> Call {
+        let incoming = Task { () -> Call? in
+            for await call in phone.controller.incomingCalls { return call }
+            return nil
+        }
+        let call = try #require(await incoming.value)
+        try await call.answer()
+        return call
+    }
+}
+
+@Suite("Calls from a raw SIP peer: hold by re-INVITE, INVITE without an offer", .serialized)
+struct RawPeerCallTests {
+    @Test("A peer's sendonly re-INVITE stops our RTP and is answered recvonly; sendrecv resumes it; a new address gets 488")
+    func peerHoldsAndResumes() async throws {
+        let bob = try Phone("bob")
+        await bob.controller.start()
+        let events = Mutex<[CallController.Event]>([])
+        let watcher = Task { for await event in bob.controller.events { events.withLock { $0.append(event) } } }
+        defer { watcher.cancel() }
+        let raw = RawCaller(agent: bob.controller.sipAddress, callID: "hold-call")
+
+        raw.send("INVITE", cseq: 1, toTag: nil, body: raw.sdp())
+        let call = try await Self.answerFirstCall(bob)
+        let tag = try #require(try await raw.response(to: 1).tag)
+        raw.send("ACK", cseq: 1, toTag: tag)
+        // 20 ms packets flow to the peer once the media has started (50 a second; a loaded machine starts late).
+        #expect(await raw.packets(for: 1.5).count >= 25)
+
+        // Hold: answered recvonly, and no more RTP (RTCP goes to the next port, not counted here).
+        raw.send("INVITE", cseq: 2, toTag: tag, body: raw.sdp(direction: "sendonly", version: 2))
+        let held = try await raw.response(to: 2)
+        #expect(held.status == 200 && held.body.contains("a=recvonly") && !held.body.contains("a=sendrecv"))
+        raw.send("ACK", cseq: 2, toTag: tag)
+        #expect(await eventually { events.withLock { $0.contains { if case .peerHold(_, true) = $0 { true } else { false } } } })
+        _ = await raw.packets(for: 0.1)  // what was already on its way
+        #expect(await raw.packets(for: 0.5).isEmpty)
+        #expect(call.state == .active)
+
+        // Resume: sendrecv again, and the first packet starts a talk spurt.
+        raw.send("INVITE", cseq: 3, toTag: tag, body: raw.sdp(direction: "sendrecv", version: 3))
+        let resumed = try await raw.response(to: 3)
+        #expect(resumed.status == 200 && resumed.body.contains("a=sendrecv"))
+        raw.send("ACK", cseq: 3, toTag: tag)
+        let after = await raw.packets(for: 1)
+        #expect(after.count >= 25)
+        #expect(after.first?.marker == true)
+        #expect(events.withLock { $0.contains { if case .peerHold(_, false) = $0 { true } else { false } } })
+
+        // A new media port cannot be followed mid-call: 488, and the call goes on as it was.
+        raw.send("INVITE", cseq: 4, toTag: tag, body: raw.sdp(version: 4, port: raw.media.localAddress.port &+ 2))
+        #expect(try await raw.response(to: 4).status == 488)
+        #expect(await raw.packets(for: 0.5).count >= 10)
+
+        raw.send("BYE", cseq: 5, toTag: tag)
+        #expect(await call.ended() == .remoteHangUp)
+        #expect(await eventually { !bob.session.isActive })
+        await bob.shutdown()
+    }
+
+    @Test("An INVITE without an offer gets our offer in the 200; media starts with the answer in the ACK")
+    func inviteWithoutOffer() async throws {
+        let bob = try Phone("bob")
+        await bob.controller.start()
+        let raw = RawCaller(agent: bob.controller.sipAddress, callID: "offerless-call")
+
+        raw.send("INVITE", cseq: 1, toTag: nil)
+        let call = try await Self.answerFirstCall(bob)
+        let ok = try await raw.response(to: 1)
+        #expect(ok.status == 200)
+        let offer = try OpusSDP.stream(in: SessionDescription.parse(ok.body))
+        #expect(offer.direction == .sendrecv)
+        #expect(await raw.packets(for: 0.3).isEmpty)  // no answer yet: nowhere to send
+        raw.send("ACK", cseq: 1, toTag: ok.tag, body: raw.sdp())
+        #expect(await raw.packets(for: 1.5).count >= 25)
+        #expect(bob.session.isActive && call.state == .active)
+
+        raw.send("BYE", cseq: 2, toTag: ok.tag)
+        #expect(await call.ended() == .remoteHangUp)
+        #expect(await eventually { !bob.session.isActive })
+        await bob.shutdown()
+    }
+}
