@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(name: "VoiceProcessingTests", dependencies: ["VoiceProcessing", "RoomAcoustics", "TestSupport"]),
         .testTarget(name: "RTPTests", dependencies: ["RTP", "Opus", "AudioAnalysis", "TestSupport"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP", "RTP", "AudioAnalysis", "TestSupport"]),
-        .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "AudioSession", "AudioIO", "RoomAcoustics", "AudioAnalysis", "RTP", "SIP", "TestSupport"]),
+        .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "AudioSession", "AudioIO", "RoomAcoustics", "AudioAnalysis", "Opus", "RTP", "SIP", "TestSupport"]),
     ]
 )
 

@@ -174,7 +174,9 @@ public enum RTPSendOutcome: Sendable, Equatable {
 public struct RTPSender: ~Copyable {
     private var encoder: OpusRTPEncoder
     private let socket: UDPSocket
-    private let destination: SocketAddress
+    private var destination: SocketAddress
+    /// The last ``PeerAddressMailbox`` write this sender follows.
+    private var peerVersion = 0
     private let state: RTPSessionState?
     private let datagram: UnsafeMutableRawBufferPointer
     private var reportsSeen = 0
@@ -203,6 +205,7 @@ public struct RTPSender: ~Copyable {
     /// Encodes and sends one frame; `now` is the monotonic time in nanoseconds.
     public mutating func send(_ pcm: UnsafeBufferPointer<Int16>, now: UInt64) -> RTPSendOutcome {
         if let state {
+            if let moved = state.peer.read(newerThan: &peerVersion) { destination = moved.rtp }
             let (serial, fraction) = state.latestLossReport()
             if serial != reportsSeen {
                 reportsSeen = serial

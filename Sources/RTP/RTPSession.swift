@@ -124,6 +124,19 @@ public final class RTPSession: Sendable {
         set { state.setSending(newValue) }
     }
 
+    /// Sends to the peer at new addresses from now on: the peer moved its media mid-call (a
+    /// re-INVITE with a new `c=` or port, as a PBX does when it steps out of the media path).
+    /// The I/O thread's sender switches at its next frame, RTCP at the network thread's next
+    /// turn, and a source at the new host may take over reception as soon as it has passed
+    /// probation, without the usual ``RTPSourceValidator/Configuration/sourceTimeoutMs``.
+    ///
+    /// - Parameter rtcp: where RTCP goes; nil: `rtp` with rtcp-mux, else the next port.
+    ///
+    /// Thread safety: any thread, one call at a time (the control thread).
+    public func retarget(rtp: SocketAddress, rtcp: SocketAddress?) {
+        state.peer.publish(rtp: rtp, rtcp: rtcp ?? (configuration.rtcpMux ? rtp : rtp.with(port: rtp.port &+ 1)))
+    }
+
     deinit { stop() }
 
     /// The send path for the I/O thread (once per session).
@@ -175,6 +188,9 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
     private var peerSentAt: UInt64 = 0
     private var framesAtLastReport = 0
     private var lockedSSRC: UInt32?
+    /// Where RTCP goes, and the last ``PeerAddressMailbox`` write followed.
+    private var rtcpDestination: SocketAddress
+    private var peerVersion = 0
 
     init(configuration: RTPSessionConfiguration, ssrc: UInt32, cname: String, rtp: UDPSocket, rtcp: UDPSocket?,
          ring: RTPPacketRing, state: RTPSessionState, logger: Logger, seed: UInt64) {
@@ -183,6 +199,7 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
         self.cname = cname
         self.rtp = rtp
         self.rtcp = rtcp
+        rtcpDestination = configuration.rtcpDestination
         self.ring = ring
         self.state = state
         self.logger = logger
@@ -205,6 +222,11 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
             let now = RTPClock.monotonicNanoseconds()
             let untilReport = max(0, Int((scheduler.nextDue - seconds(now)) * 1000))
             let (rtpReady, rtcpReady) = UDPSocket.waitReadable(rtp, rtcp, timeoutMs: min(20, untilReport))
+            if let moved = state.peer.read(newerThan: &peerVersion) {
+                rtcpDestination = moved.rtcp
+                validator.peerMoved(to: moved.rtp)
+                logger.info("RTP peer moved", metadata: ["rtp": "\(moved.rtp)", "rtcp": "\(moved.rtcp)"])
+            }
             if rtpReady { drain(rtp, isRTCPSocket: false) }
             if rtcpReady, let rtcp { drain(rtcp, isRTCPSocket: true) }
             state.publish(validator)
@@ -261,7 +283,7 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
             default: false
             }
         }
-        guard fromPeer || (aboutUs && source.sameHost(as: configuration.rtcpDestination)) else {
+        guard fromPeer || (aboutUs && source.sameHost(as: rtcpDestination)) else {
             state.add(.rtcpDropped)
             return
         }
@@ -347,7 +369,7 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
         if goodbye { packets.append(.goodbye(sources: [ssrc], reason: nil)) }
         guard let bytes = try? RTCPCompound.serialize(packets) else { return }
         let socket = rtcp ?? rtp
-        if socket.send(bytes, to: configuration.rtcpDestination) == .sent { state.add(.rtcpSent) }
+        if socket.send(bytes, to: rtcpDestination) == .sent { state.add(.rtcpSent) }
         scheduler.sent(now: seconds(now), size: bytes.count + headerOverhead)
     }
 }

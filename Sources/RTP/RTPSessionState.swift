@@ -18,6 +18,8 @@ public final class RTPSessionState: Sendable {
     }
 
     private let cells = AtomicCells(count: Cell.allCases.count)
+    /// Where the peer receives, when a re-INVITE moves it mid-call (``RTPSession/retarget(rtp:rtcp:)``).
+    let peer = PeerAddressMailbox()
 
     public init(initialExpectedLossPercent: Int = 0) {
         cells.store(Cell.rttMicroseconds.rawValue, -1)

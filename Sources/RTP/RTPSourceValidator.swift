@@ -31,7 +31,8 @@ public enum RTPDropReason: Int, Sendable, CaseIterable, Codable {
 ///   address takes over once it has passed probation *and* the locked SSRC has been
 ///   silent for ``Configuration/ssrcChangeHoldoffMs`` (at once after its BYE). Another
 ///   address takes over only after ``Configuration/sourceTimeoutMs`` of silence, so a
-///   flood from elsewhere during a call changes nothing.
+///   flood from elsewhere during a call changes nothing, or at once (after probation) when
+///   it is at the host the peer said it moved to (``peerMoved(to:)``).
 /// - Within the locked source, A.1's sequence checks apply (large jumps are accepted
 ///   only once the next packet confirms them).
 ///
@@ -87,6 +88,8 @@ public struct RTPSourceValidator: Sendable {
     public private(set) var accepted = 0
     private var lastSeen: UInt64 = 0
     private var byeReceived = false
+    /// The host the peer said it moved to (``peerMoved(to:)``), until a source there is locked.
+    private var movedTo: SocketAddress?
     private var candidates: [Candidate?] = [nil, nil, nil, nil]
 
     public init(configuration: Configuration = .init()) {
@@ -128,7 +131,8 @@ public struct RTPSourceValidator: Sendable {
         let silence = source == nil ? UInt64.max : arrival &- lastSeen
         let sameAddress = source.map { $0 == address } ?? false
         let holdoff = UInt64(sameAddress ? configuration.ssrcChangeHoldoffMs : configuration.sourceTimeoutMs) * 1_000_000
-        let mayTakeOver = source == nil || silence >= holdoff || (sameAddress && byeReceived)
+        let announced = movedTo.map { address.sameHost(as: $0) } ?? false
+        let mayTakeOver = source == nil || silence >= holdoff || (sameAddress && byeReceived) || announced
         let passed = probe(address: address, ssrc: header.ssrc, sequenceNumber: header.sequenceNumber, arrival: arrival)
         guard passed else {
             if source == nil || mayTakeOver { return .drop(.probation) }
@@ -166,6 +170,7 @@ public struct RTPSourceValidator: Sendable {
         jitter = RTPInterarrivalJitter()
         generation &+= 1
         byeReceived = false
+        movedTo = nil
         for j in candidates.indices { candidates[j] = nil }
     }
 
@@ -188,6 +193,11 @@ public struct RTPSourceValidator: Sendable {
 
     /// The locked source said BYE: a new SSRC from its address may take over at once.
     public mutating func goodbye() { byeReceived = true }
+
+    /// The peer moved its media to `address` (signalled, for example by a re-INVITE): a source
+    /// at that host takes over as soon as it passes probation, without waiting for the locked
+    /// source to fall silent. Sources elsewhere still wait.
+    public mutating func peerMoved(to address: SocketAddress) { movedTo = address }
 
     /// Takes the fraction lost since the last call (A.3), for a report block.
     public mutating func takeFractionLost() -> UInt8 { sequence?.takeFractionLost() ?? 0 }

@@ -478,29 +478,32 @@ public enum OpusSDP {
     }
 
     /// Answers a new offer in an established session (a re-INVITE, RFC 3264 section 8): the
-    /// peer putting the call on hold (`sendonly` or `inactive`), taking it off hold, or
-    /// refreshing the session. Only the direction may change: the answer is `ours` (the
-    /// description this endpoint sent last) with the direction that answers the new offer, and
-    /// its version incremented when that changes it (section 8, "o=").
+    /// peer putting the call on hold (`sendonly` or `inactive`), taking it off hold, moving its
+    /// media (a new address or port, as a PBX does when it steps out of the media path), or
+    /// refreshing the session. The answer is `ours` (the description this endpoint sent last)
+    /// with the direction that answers the new offer, and its version incremented when that
+    /// changes it (section 8, "o="); our own address and codec settings stay.
     ///
     /// - Parameters:
     ///   - offer: the peer's new offer.
     ///   - peerPrevious: the peer's last description in this session (its offer or its answer).
     ///   - ours: this endpoint's last description in this session.
-    /// - Returns: the answer, and the peer's stream as it now stands.
+    /// - Returns: the answer, and the peer's stream as it now stands (where to send now).
     /// - Throws: ``SDPError/noOpus`` or ``SDPError/unsupportedChange(_:)`` when the offer
-    ///   changes the codec's payload type, the peer's address or port, rtcp-mux, or the number
-    ///   of streams; a call keeps its media path (the caller then declines with 488 and the
-    ///   session stays as it was).
+    ///   changes the codec's payload type, rtcp-mux, the address family, or the number of
+    ///   streams; those would need new sockets or codecs, so the caller declines with 488 and
+    ///   the session stays as it was.
     public static func reanswer(_ offer: SessionDescription, peerPrevious: SessionDescription,
                                 ours: SessionDescription) throws(SDPError) -> (answer: SessionDescription, remote: OpusStreamDescription) {
         let remote = try stream(in: offer)
         let before = try stream(in: peerPrevious)
         guard remote.payloadType == before.payloadType else { throw .unsupportedChange("the Opus payload type") }
-        guard remote.address == before.address, remote.port == before.port, remote.rtcpPort == before.rtcpPort else {
-            throw .unsupportedChange("the media address")
-        }
         guard remote.rtcpMux == before.rtcpMux else { throw .unsupportedChange("rtcp-mux") }
+        let ourFamily = ours.media.first { $0.media == "audio" && $0.port != 0 }.flatMap { $0.connection ?? ours.connection }?.addressType
+        let theirFamily = offer.media.first { $0.media == "audio" && $0.port != 0 }.flatMap { $0.connection ?? offer.connection }?.addressType
+        guard ourFamily == nil || theirFamily?.uppercased() == ourFamily?.uppercased() else {
+            throw .unsupportedChange("the address family")
+        }
         guard offer.media.count == ours.media.count,
               let index = ours.media.firstIndex(where: { $0.media == "audio" && $0.port != 0 }),
               offer.media[index].payloadType(for: encoding).flatMap(UInt8.init) == remote.payloadType else {

@@ -248,7 +248,18 @@ public actor CallController {
             // The answer already went out (answerChangedOffer): follow the new direction.
             guard let text = String(validating: body.bytes, as: UTF8.self),
                   let remote = try? OpusSDP.stream(in: SessionDescription.parse(text)),
-                  let media = records[call.id]?.media else { return }
+                  var record = records[call.id], let media = record.media else { return }
+            if let before = record.remote, (remote.address, remote.port, remote.rtcpPort) != (before.address, before.port, before.rtcpPort) {
+                do {
+                    let (rtp, rtcp) = try destinations(of: remote, mux: media.rtp.configuration.rtcpMux)
+                    media.rtp.retarget(rtp: rtp, rtcp: rtcp)
+                    logger.info("call \(call.id): the peer moved its media to \(rtp)")
+                } catch {
+                    logger.error("call \(call.id): cannot follow the peer's media to \(remote.address):\(remote.port): \(error)")
+                }
+            }
+            record.remote = remote
+            records[call.id] = record
             let sending = remote.direction.receives
             guard media.rtp.isSending != sending else { return }
             media.rtp.isSending = sending
@@ -259,9 +270,10 @@ public actor CallController {
         }
     }
 
-    /// The answer to a peer's changed offer in an established call (hold, resume): only the
-    /// direction may change (``OpusSDP/reanswer(_:peerPrevious:ours:)``); anything else is
-    /// declined (488) and the call goes on as it was. Runs on the SIP thread.
+    /// The answer to a peer's changed offer in an established call (hold, resume, media moved
+    /// to a new address or port): ``OpusSDP/reanswer(_:peerPrevious:ours:)``; a new codec,
+    /// address family or set of streams is declined (488) and the call goes on as it was.
+    /// Runs on the SIP thread.
     @Sendable static func answerChangedOffer(_ offer: SIPBody, peerPrevious: SIPBody?, ours: SIPBody) -> SIPBody? {
         func parse(_ body: SIPBody?) -> SessionDescription? {
             guard let body, body.contentType.lowercased() == "application/sdp",
@@ -328,11 +340,8 @@ public actor CallController {
             var codec = configuration.codec
             codec.sampleRate = device.format.sampleRate
             if let bitrate = remote.parameters.maxAverageBitrate { codec.bitrate = min(codec.bitrate, bitrate) }
-            let peer = try SocketAddress(host: remote.address, port: UInt16(clamping: remote.port))
             let mux = configuration.rtcpMux && remote.rtcpMux
-            var rtcpAddress = remote.rtcpPort.flatMap { try? SocketAddress(host: remote.address, port: UInt16(clamping: $0)) }
-            if configuration.mediaPath != nil, rtcpAddress == nil { rtcpAddress = mux ? peer : peer.with(port: peer.port &+ 1) }
-            let remoteAddress = configuration.mediaPath?(peer) ?? peer
+            let (remoteAddress, rtcpAddress) = try destinations(of: remote, mux: mux)
             let rtpConfiguration = RTPSessionConfiguration(
                 localAddress: ports.rtp, remoteAddress: remoteAddress, remoteRTCPAddress: rtcpAddress,
                 rtcpMux: mux, payloadType: remote.payloadType, opus: codec)
@@ -344,6 +353,7 @@ public actor CallController {
                                       capturesSilence: session.capturesSilence,
                                       recordUplinkSeconds: configuration.recordUplinkSeconds)
             record.media = media
+            record.remote = remote
             records[id] = record
             try media.start()
             record.io = try? beginIO(id, media)
@@ -356,6 +366,14 @@ public actor CallController {
             stopMedia(id)
             throw .media("\(error)")
         }
+    }
+
+    /// Where RTP and RTCP go for the peer's stream `remote` (through `mediaPath` when set).
+    private func destinations(of remote: OpusStreamDescription, mux: Bool) throws(SocketError) -> (rtp: SocketAddress, rtcp: SocketAddress?) {
+        let peer = try SocketAddress(host: remote.address, port: UInt16(clamping: remote.port))
+        var rtcp = remote.rtcpPort.flatMap { try? SocketAddress(host: remote.address, port: UInt16(clamping: $0)) }
+        if configuration.mediaPath != nil, rtcp == nil { rtcp = mux ? peer : peer.with(port: peer.port &+ 1) }
+        return (configuration.mediaPath?(peer) ?? peer, rtcp)
     }
 
     private func makeDevice() throws -> any DuplexDevice {
@@ -485,6 +503,8 @@ private struct CallRecord {
     var offer: SessionDescription?
     /// The answer in a provisional response (early media), for a 2xx that does not repeat it.
     var earlyAnswer: SIPBody?
+    /// The peer's stream as it last described it (where media goes).
+    var remote: OpusStreamDescription?
     var media: CallMedia?
     var io: IOActivity?
 

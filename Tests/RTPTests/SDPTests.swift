@@ -120,9 +120,15 @@ struct SDPTests {
         // Unchanged answer, unchanged version.
         let (same, _) = try OpusSDP.reanswer(try offer("sendrecv", version: 5), peerPrevious: first, ours: resumed)
         #expect(same == resumed)
-        // A new port, or no Opus: refused, so the caller declines with 488.
-        #expect(throws: SDPError.unsupportedChange("the media address")) {
-            try OpusSDP.reanswer(try offer("sendonly", port: 6002), peerPrevious: first, ours: ours)
+        // The peer moves its media (a PBX leaving the path): the stream says where to send now,
+        // and our answer, with its address and port, stays as it was.
+        let (moved, movedRemote) = try OpusSDP.reanswer(try offer("sendrecv", port: 6002, version: 6), peerPrevious: first, ours: resumed)
+        #expect(movedRemote.port == 6002 && movedRemote.address == "127.0.0.1")
+        #expect(moved == resumed)
+        // Another address family (our socket is IPv4), or no Opus: refused, so the caller declines with 488.
+        let v6 = try SessionDescription.parse(try offer("sendrecv").text.replacingOccurrences(of: "IN IP4 127.0.0.1", with: "IN IP6 ::1"))
+        #expect(throws: SDPError.unsupportedChange("the address family")) {
+            try OpusSDP.reanswer(v6, peerPrevious: first, ours: ours)
         }
         #expect(throws: SDPError.noOpus) {
             try OpusSDP.reanswer(try SessionDescription.parse("v=0\no=- 1 2 IN IP4 127.0.0.1\ns=-\nc=IN IP4 127.0.0.1\nt=0 0\nm=audio 6000 RTP/AVP 0\n"),

@@ -144,4 +144,34 @@ struct SendPathTests {
         #expect(headers[5].timestamp == headers[4].timestamp &+ 6 * 960)
         #expect(headers[5].marker && !headers[4].marker && !headers[6].marker)
     }
+
+    @Test("After retarget the sender's next packet goes to the new address, with no gap in sequence")
+    func retargetMovesTheSendPath() throws {
+        let first = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        let second = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        let session = try RTPSession(configuration: RTPSessionConfiguration(localAddress: SocketAddress(host: "127.0.0.1", port: 0),
+                                                                            remoteAddress: first.localAddress))
+        var sender = try session.makeSender()
+        let tone = Tone.sine(frequency: 440, sampleRate: 16000, seconds: 0.2, amplitude: 0.2).map { Int16($0 * 32767) }
+        func send(_ k: Int) {
+            tone.withUnsafeBufferPointer { _ = sender.send(UnsafeBufferPointer(rebasing: $0[(k * 320)..<((k + 1) * 320)]), now: UInt64(k) * 20_000_000) }
+        }
+        for k in 0..<5 { send(k) }
+        session.retarget(rtp: second.localAddress, rtcp: nil)
+        for k in 5..<10 { send(k) }
+        func sequences(at socket: UDPSocket) -> [UInt16] {
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
+            defer { buffer.deallocate() }
+            var numbers: [UInt16] = []
+            while case let .datagram(length, _, _) = socket.receiveNow(into: buffer) {
+                if let packet = try? RTPPacket.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<length])) {
+                    numbers.append(packet.header.sequenceNumber)
+                }
+            }
+            return numbers
+        }
+        let before = sequences(at: first), after = sequences(at: second)
+        #expect(before.count == 5 && after.count == 5)
+        #expect(after.first == before.last.map { $0 &+ 1 })
+    }
 }

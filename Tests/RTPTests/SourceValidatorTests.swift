@@ -119,6 +119,24 @@ struct SourceValidatorTests {
         #expect(v.source == Self.c && v.generation == 2)
     }
 
+    @Test("After the peer says it moved, a source at its new host takes over once through probation; others still wait")
+    func announcedMove() {
+        var v = RTPSourceValidator()
+        _ = validate(&v, Self.datagram(seq: 1, ts: 0), from: Self.a, at: 0)
+        _ = validate(&v, Self.datagram(seq: 2, ts: 960), from: Self.a, at: 20)
+        v.peerMoved(to: try! SocketAddress(host: "::1", port: 7000))  // the host counts, not the port
+        // A stranger elsewhere still cannot take over while the old source is fresh.
+        _ = validate(&v, Self.datagram(seq: 1, ts: 0, ssrc: 9), from: Self.b, at: 40)
+        #expect(validate(&v, Self.datagram(seq: 2, ts: 960, ssrc: 9), from: Self.b, at: 60) == .drop(.foreignSource))
+        // The announced host: probation, then at once.
+        #expect(validate(&v, Self.datagram(seq: 100, ts: 0, ssrc: 5), from: Self.c, at: 80) == .drop(.probation))
+        #expect(accepted(validate(&v, Self.datagram(seq: 101, ts: 960, ssrc: 5), from: Self.c, at: 100)))
+        #expect(v.source == Self.c && v.ssrc == 5 && v.generation == 2)
+        // The announcement is used up: the old address is now a stranger.
+        _ = validate(&v, Self.datagram(seq: 3, ts: 1920), from: Self.a, at: 120)
+        #expect(validate(&v, Self.datagram(seq: 4, ts: 2880), from: Self.a, at: 140) == .drop(.foreignSource))
+    }
+
     @Test("Sequence jumps are held back until confirmed; RTCP is accepted only from the locked source")
     func jumpsAndRTCP() {
         var v = RTPSourceValidator()

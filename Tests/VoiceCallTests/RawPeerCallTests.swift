@@ -1,4 +1,6 @@
+import AudioAnalysis
 import AudioSession
+import Opus
 import RTP
 import SIP
 import Synchronization
@@ -15,8 +17,8 @@ struct RawCaller {
     let callID: String
 
     /// The peer's SDP: Opus at its media socket (or `port`), in `direction`, version `version`.
-    func sdp(direction: String = "sendrecv", version: Int = 1, port: UInt16? = nil) -> String {
-        "v=0\r\no=raw 77 \(version) IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+    func sdp(direction: String = "sendrecv", version: Int = 1, port: UInt16? = nil, connection: String = "IP4 127.0.0.1") -> String {
+        "v=0\r\no=raw 77 \(version) IN IP4 127.0.0.1\r\ns=-\r\nc=IN \(connection)\r\nt=0 0\r\n"
             + "m=audio \(port ?? media.localAddress.port) RTP/AVP 111\r\na=rtpmap:111 opus/48000/2\r\n"
             + "a=fmtp:111 useinbandfec=1\r\na=\(direction)\r\n"
     }
@@ -43,8 +45,9 @@ struct RawCaller {
         return (response.statusCode, String(decoding: response.body, as: UTF8.self), try response.headers.to().tag)
     }
 
-    /// RTP headers that reach the media socket within `seconds`.
-    func packets(for seconds: Double) async -> [RTPHeader] {
+    /// RTP headers that reach the media socket (or `socket`) within `seconds`.
+    func packets(for seconds: Double, at socket: UDPSocket? = nil) async -> [RTPHeader] {
+        let media = socket ?? media
         var headers: [RTPHeader] = []
         var buffer = [UInt8](repeating: 0, count: 2048)
         let deadline = ContinuousClock.now + .seconds(seconds)
@@ -73,7 +76,7 @@ extension RawPeerCallTests {
 
 @Suite("Calls from a raw SIP peer: hold by re-INVITE, INVITE without an offer", .serialized)
 struct RawPeerCallTests {
-    @Test("A peer's sendonly re-INVITE stops our RTP and is answered recvonly; sendrecv resumes it; a new address gets 488")
+    @Test("A peer's sendonly re-INVITE stops our RTP and is answered recvonly; sendrecv resumes it; a new port moves it")
     func peerHoldsAndResumes() async throws {
         let bob = try Phone("bob")
         await bob.controller.start()
@@ -109,14 +112,64 @@ struct RawPeerCallTests {
         #expect(after.first?.marker == true)
         #expect(events.withLock { $0.contains { if case .peerHold(_, false) = $0 { true } else { false } } })
 
-        // A new media port cannot be followed mid-call: 488, and the call goes on as it was.
-        raw.send("INVITE", cseq: 4, toTag: tag, body: raw.sdp(version: 4, port: raw.media.localAddress.port &+ 2))
-        #expect(try await raw.response(to: 4).status == 488)
-        #expect(await raw.packets(for: 0.5).count >= 10)
+        // The peer moves its media to another port (a PBX stepping out of the path): our RTP follows.
+        let moved = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        raw.send("INVITE", cseq: 4, toTag: tag, body: raw.sdp(version: 4, port: moved.localAddress.port))
+        let move = try await raw.response(to: 4)
+        #expect(move.status == 200 && move.body == resumed.body)  // our side of the session is unchanged
+        raw.send("ACK", cseq: 4, toTag: tag)
+        _ = await raw.packets(for: 0.1)  // what was already on its way
+        #expect(await raw.packets(for: 1, at: moved).count >= 25)
+        #expect(await raw.packets(for: 0.3).isEmpty)
 
-        raw.send("BYE", cseq: 5, toTag: tag)
+        // Another address family would need another socket: 488, and the call goes on as it was.
+        raw.send("INVITE", cseq: 5, toTag: tag, body: raw.sdp(version: 5, connection: "IP6 ::1"))
+        #expect(try await raw.response(to: 5).status == 488)
+        #expect(await raw.packets(for: 0.5, at: moved).count >= 10)
+
+        raw.send("BYE", cseq: 6, toTag: tag)
         #expect(await call.ended() == .remoteHangUp)
         #expect(await eventually { !bob.session.isActive })
+        await bob.shutdown()
+    }
+
+    @Test("After the peer moves its media, what it sends from the new address is heard at once, not after the source timeout")
+    func peerMediaFromTheNewAddressIsHeard() async throws {
+        let bob = try Phone("bob")
+        await bob.controller.start()
+        let raw = RawCaller(agent: bob.controller.sipAddress, callID: "move-call")
+        raw.send("INVITE", cseq: 1, toTag: nil, body: raw.sdp())
+        let call = try await Self.answerFirstCall(bob)
+        let ok = try await raw.response(to: 1)
+        raw.send("ACK", cseq: 1, toTag: ok.tag)
+        let ours = try OpusSDP.stream(in: SessionDescription.parse(ok.body))
+        let bobRTP = try SocketAddress(host: ours.address, port: UInt16(ours.port))
+        // The peer talks from its first address, then from the new one right after the re-INVITE.
+        let moved = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        var sender = RTPSender(encoder: try OpusRTPEncoder(configuration: OpusCallConfiguration(),
+                                                           packetizer: RTPPacketizer(payloadType: ours.payloadType)),
+                               socket: raw.media, destination: bobRTP)
+        var movedSender = RTPSender(encoder: try OpusRTPEncoder(configuration: OpusCallConfiguration(),
+                                                                packetizer: RTPPacketizer(payloadType: ours.payloadType)),
+                                    socket: moved, destination: bobRTP)
+        let tone = Tone.sine(frequency: 300, sampleRate: 16000, seconds: 0.02, amplitude: 0.1).map { Int16($0 * 32767) }
+        for k in 0..<50 {
+            tone.withUnsafeBufferPointer { _ = sender.send($0, now: UInt64(k) * 20_000_000) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let heard = await call.statistics.packetsReceived
+        #expect(heard >= 40)
+        raw.send("INVITE", cseq: 2, toTag: ok.tag, body: raw.sdp(version: 2, port: moved.localAddress.port))
+        #expect(try await raw.response(to: 2).status == 200)
+        raw.send("ACK", cseq: 2, toTag: ok.tag)
+        for k in 0..<40 {  // 0.8 s: well under the 2 s an unannounced source must wait
+            tone.withUnsafeBufferPointer { _ = movedSender.send($0, now: UInt64(k) * 20_000_000) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(await call.statistics.packetsReceived >= heard + 30)
+
+        raw.send("BYE", cseq: 3, toTag: ok.tag)
+        #expect(await call.ended() == .remoteHangUp)
         await bob.shutdown()
     }
 

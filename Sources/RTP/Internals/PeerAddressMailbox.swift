@@ -1,0 +1,59 @@
+import Glibc
+import Synchronization
+
+/// Where the peer receives RTP and RTCP, handed from the control thread to the I/O and
+/// network threads when it changes mid-call (a re-INVITE that moves the media), without a lock.
+///
+/// A sequence lock over atomic words: the writer makes the sequence odd, stores the words and
+/// makes it even again; a reader copies the words and keeps them only if the sequence was the
+/// same even number before and after. A reader never waits: when it sees a write under way it
+/// keeps its old address and looks again at its next frame.
+///
+/// Thread safety: one writer at a time (``publish(rtp:rtcp:)``, the control thread); any number
+/// of readers (``read(newerThan:)``), which do not allocate, lock or block (real-time safe).
+final class PeerAddressMailbox: Sendable {
+    /// Bytes of an address kept: a `sockaddr_in6` (28 bytes) fits, and a `sockaddr_in`.
+    private static let wordsPerAddress = 4
+    private let sequence = Atomic<Int>(0)
+    private let words = AtomicCells(count: 2 * wordsPerAddress)
+
+    /// The writes so far (even while none is under way): 0 until the first.
+    var version: Int { sequence.load(ordering: .acquiring) }
+
+    /// Publishes new destinations.
+    func publish(rtp: SocketAddress, rtcp: SocketAddress) {
+        let start = sequence.load(ordering: .relaxed)
+        sequence.store(start + 1, ordering: .relaxed)
+        atomicMemoryFence(ordering: .releasing)
+        for (slot, address) in [rtp, rtcp].enumerated() {
+            withUnsafeBytes(of: address.storage) { raw in
+                for w in 0..<Self.wordsPerAddress {
+                    words.store(slot * Self.wordsPerAddress + w, Int(bitPattern: UInt(raw.loadUnaligned(fromByteOffset: 8 * w, as: UInt64.self))))
+                }
+            }
+        }
+        sequence.store(start + 2, ordering: .releasing)
+    }
+
+    /// The destinations if a write newer than `seen` has completed (then `seen` moves to it);
+    /// nil when nothing changed or a write is under way.
+    func read(newerThan seen: inout Int) -> (rtp: SocketAddress, rtcp: SocketAddress)? {
+        let before = sequence.load(ordering: .acquiring)
+        guard before != seen, before & 1 == 0 else { return nil }
+        var addresses = (SocketAddress(storage: sockaddr_storage()), SocketAddress(storage: sockaddr_storage()))
+        for slot in 0..<2 {
+            var storage = sockaddr_storage()
+            withUnsafeMutableBytes(of: &storage) { raw in
+                for w in 0..<Self.wordsPerAddress {
+                    raw.storeBytes(of: UInt64(UInt(bitPattern: words.int(slot * Self.wordsPerAddress + w))),
+                                   toByteOffset: 8 * w, as: UInt64.self)
+                }
+            }
+            if slot == 0 { addresses.0 = SocketAddress(storage: storage) } else { addresses.1 = SocketAddress(storage: storage) }
+        }
+        atomicMemoryFence(ordering: .acquiring)
+        guard sequence.load(ordering: .relaxed) == before else { return nil }
+        seen = before
+        return addresses
+    }
+}
