@@ -1,7 +1,15 @@
 import AudioAnalysis
 /// Watches the echo canceller from outside: how much echo it removes (ERLE, from its input and
-/// output energies while the far end plays) and whether it has diverged (its output louder
-/// than its input for a tenth of a second, which only a wrong filter does).
+/// output energies while the far end plays) and whether its filter no longer fits the echo:
+///
+/// - divergence: its output louder than its input (+3 dB) for a tenth of a second, which only
+///   a wrong filter does;
+/// - collapse: once it has converged (ERLE of 15 dB over about a second), removing nothing at
+///   all (output as loud as input in two 0.2 s blocks of far-end activity in a row), which is
+///   what an echo-path change does (the phone moved, a door opened). In double talk the
+///   near end is in both the input and the output, so a filter that still fits takes the echo
+///   out and the output stays below the input; one that mis-adapts can match it for a moment,
+///   which is why one block is not enough.
 ///
 /// Thread safety: not thread-safe; used by the I/O thread only. Nothing allocates.
 final class CancellerMonitor {
@@ -15,10 +23,23 @@ final class CancellerMonitor {
     private var outputAverage = 0.0
     private var hasAverage = false
     private var divergentFrames = 0
+    /// Since the last reset: the ERLE average has reached ``convergedERLE``.
+    private var hasConverged = false
+    private var sinceReset = (capture: 0.0, output: 0.0, frames: 0)
+    /// Input and output energies over the last ``collapseFrames`` far-end frames.
+    private var recent = (capture: 0.0, output: 0.0)
+    private var recentFrames = 0
+    private var collapsedBlocks = 0
+    /// Blocks of 0.2 s in a row that must remove nothing: 0.4 s. One block fired once in
+    /// double talk in `aecbench suite` (base, seed 1: the canceller mis-adapts for a moment).
+    static let collapseBlocks = 2
+    private let collapseFrames: Int
+    static let convergedERLE = 15.0
 
     init(frameSize: Int, sampleRate: Int) {
         self.frameSize = frameSize
         farThreshold = Double(frameSize) * 32768 * 32768 * 1e-5
+        collapseFrames = max(1, sampleRate / 5 / frameSize)  // 0.2 s
     }
 
     /// The linear stage's echo return loss enhancement, dB (nil before far-end activity).
@@ -47,11 +68,40 @@ final class CancellerMonitor {
         } else {
             divergentFrames = 0
         }
-        return .normal
+        return collapsed(sd, se) ? .diverged : .normal
     }
 
+    /// Whether a canceller that had converged since its last reset now removes nothing.
+    private func collapsed(_ sd: Double, _ se: Double) -> Bool {
+        if !hasConverged {
+            let a = sinceReset.frames == 0 ? 1 : 0.02
+            sinceReset.capture += a * (sd - sinceReset.capture)
+            sinceReset.output += a * (se - sinceReset.output)
+            sinceReset.frames += 1
+            hasConverged = sinceReset.frames >= 5 * collapseFrames
+                && sinceReset.capture > Self.convergedPower * sinceReset.output
+            return false
+        }
+        recent.capture += sd
+        recent.output += se
+        recentFrames += 1
+        guard recentFrames >= collapseFrames else { return false }
+        collapsedBlocks = recent.output >= recent.capture ? collapsedBlocks + 1 : 0
+        recent = (0, 0)
+        recentFrames = 0
+        return collapsedBlocks >= Self.collapseBlocks
+    }
+
+    private static let convergedPower = Math.pow(10, convergedERLE / 10)
+
+    /// The canceller starts over: it must converge again before a collapse counts.
     func reset() {
         divergentFrames = 0
+        hasConverged = false
+        sinceReset = (0, 0, 0)
+        recent = (0, 0)
+        recentFrames = 0
+        collapsedBlocks = 0
     }
 }
 
