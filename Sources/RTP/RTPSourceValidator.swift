@@ -88,8 +88,11 @@ public struct RTPSourceValidator: Sendable {
     public private(set) var accepted = 0
     private var lastSeen: UInt64 = 0
     private var byeReceived = false
-    /// The host the peer said it moved to (``peerMoved(to:)``), until a source there is locked.
+    /// The host the peer said it moved to (``peerMoved(to:)``), until a source there is locked
+    /// or 5 s after the first packet seen since (a peer that moved only its receive port keeps
+    /// sending from where it was, and the announcement must not stay open all call).
     private var movedTo: SocketAddress?
+    private var movedSince: UInt64?
     private var candidates: [Candidate?] = [nil, nil, nil, nil]
 
     public init(configuration: Configuration = .init()) {
@@ -122,6 +125,11 @@ public struct RTPSourceValidator: Sendable {
             return .drop(.malformed)
         }
 
+        if movedTo != nil {
+            let since = movedSince ?? arrival
+            movedSince = since
+            if arrival &- since > 5_000_000_000 { movedTo = nil }
+        }
         if let lockedSource = source, let lockedSSRC = ssrc, address == lockedSource, header.ssrc == lockedSSRC {
             guard sequence!.update(header.sequenceNumber) else { return .drop(.badSequence) }
             return accept(header, payload: packet.payload, arrival: arrival)
@@ -171,6 +179,7 @@ public struct RTPSourceValidator: Sendable {
         generation &+= 1
         byeReceived = false
         movedTo = nil
+        movedSince = nil
         for j in candidates.indices { candidates[j] = nil }
     }
 
@@ -197,7 +206,10 @@ public struct RTPSourceValidator: Sendable {
     /// The peer moved its media to `address` (signalled, for example by a re-INVITE): a source
     /// at that host takes over as soon as it passes probation, without waiting for the locked
     /// source to fall silent. Sources elsewhere still wait.
-    public mutating func peerMoved(to address: SocketAddress) { movedTo = address }
+    public mutating func peerMoved(to address: SocketAddress) {
+        movedTo = address
+        movedSince = nil
+    }
 
     /// Takes the fraction lost since the last call (A.3), for a report block.
     public mutating func takeFractionLost() -> UInt8 { sequence?.takeFractionLost() ?? 0 }

@@ -490,15 +490,20 @@ public enum OpusSDP {
     ///   - ours: this endpoint's last description in this session.
     /// - Returns: the answer, and the peer's stream as it now stands (where to send now).
     /// - Throws: ``SDPError/noOpus`` or ``SDPError/unsupportedChange(_:)`` when the offer
-    ///   changes the codec's payload type, rtcp-mux, the address family, or the number of
-    ///   streams; those would need new sockets or codecs, so the caller declines with 488 and
+    ///   changes the codec's payload type, drops rtcp-mux in use, changes the address family,
+    ///   or the number of streams; those would need new sockets or codecs, so the caller declines with 488 and
     ///   the session stays as it was.
     public static func reanswer(_ offer: SessionDescription, peerPrevious: SessionDescription,
                                 ours: SessionDescription) throws(SDPError) -> (answer: SessionDescription, remote: OpusStreamDescription) {
         let remote = try stream(in: offer)
         let before = try stream(in: peerPrevious)
         guard remote.payloadType == before.payloadType else { throw .unsupportedChange("the Opus payload type") }
-        guard remote.rtcpMux == before.rtcpMux else { throw .unsupportedChange("rtcp-mux") }
+        // rtcp-mux is in use only if both sides had it (`ours` may be our offer, which the peer
+        // declined). In use, it cannot be dropped (RTCP has no port of its own); otherwise a new
+        // offer of it is declined in the answer (RFC 5761 section 5.1.1).
+        let ourMedia = ours.media.first { $0.media == "audio" && $0.port != 0 }
+        let muxInUse = before.rtcpMux && ourMedia?.has("rtcp-mux") == true
+        guard remote.rtcpMux || !muxInUse else { throw .unsupportedChange("rtcp-mux") }
         let ourFamily = ours.media.first { $0.media == "audio" && $0.port != 0 }.flatMap { $0.connection ?? ours.connection }?.addressType
         let theirFamily = offer.media.first { $0.media == "audio" && $0.port != 0 }.flatMap { $0.connection ?? offer.connection }?.addressType
         guard ourFamily == nil || theirFamily?.uppercased() == ourFamily?.uppercased() else {
@@ -517,6 +522,7 @@ public enum OpusSDP {
         } else {
             media.attributes.append(direction)
         }
+        if !muxInUse { media.attributes.removeAll { $0.name == "rtcp-mux" } }
         answer.media[index] = media
         if answer != ours {
             answer.origin.sessionVersion = UInt64(ours.origin.sessionVersion).map { "\($0 &+ 1)" } ?? "1"

@@ -1,4 +1,5 @@
 public import AudioSession
+import Glibc
 import AudioIO
 public import Logging
 import Opus
@@ -180,7 +181,14 @@ public actor CallController {
     /// the caller's answer arrives with its ACK (``signalling(_:_:)``, `.confirmed`).
     private func answerWithOffer(_ call: Call, _ record: CallRecord) throws(CallError) {
         var record = record
-        let ports = try PortReservation(host: record.sip.localHost)
+        let ports: PortReservation
+        do {
+            ports = try PortReservation(host: record.sip.localHost)
+        } catch {
+            try? record.sip.reject(status: 500, reason: "Server Internal Error")
+            end(call.id, .failed("\(error)"))
+            throw error
+        }
         let offer = OpusSDP.offer(address: ports.rtp, sessionID: UInt64.random(in: 1...UInt64(Int64.max)), parameters: sdpParameters,
                                   ptime: configuration.codec.frameMilliseconds, rtcpMux: configuration.rtcpMux)
         record.ports = ports
@@ -249,7 +257,10 @@ public actor CallController {
             guard let text = String(validating: body.bytes, as: UTF8.self),
                   let remote = try? OpusSDP.stream(in: SessionDescription.parse(text)),
                   var record = records[call.id], let media = record.media else { return }
-            if let before = record.remote, (remote.address, remote.port, remote.rtcpPort) != (before.address, before.port, before.rtcpPort) {
+            // `c=0.0.0.0` is the old way to hold (RFC 3264 section 8.4): send nothing, move nothing.
+            let heldByAddress = remote.address == "0.0.0.0" || remote.address == "::"
+            if !heldByAddress, let before = record.remote,
+               (remote.address, remote.port, remote.rtcpPort) != (before.address, before.port, before.rtcpPort) {
                 do {
                     let (rtp, rtcp) = try destinations(of: remote, mux: media.rtp.configuration.rtcpMux)
                     media.rtp.retarget(rtp: rtp, rtcp: rtcp)
@@ -258,9 +269,9 @@ public actor CallController {
                     logger.error("call \(call.id): cannot follow the peer's media to \(remote.address):\(remote.port): \(error)")
                 }
             }
-            record.remote = remote
+            if !heldByAddress { record.remote = remote }
             records[call.id] = record
-            let sending = remote.direction.receives
+            let sending = remote.direction.receives && !heldByAddress
             guard media.rtp.isSending != sending else { return }
             media.rtp.isSending = sending
             logger.info("call \(call.id): \(sending ? "the peer took the call off hold" : "the peer put the call on hold")")
@@ -281,8 +292,16 @@ public actor CallController {
             return try? SessionDescription.parse(text)
         }
         guard let new = parse(offer), let previous = parse(peerPrevious), let last = parse(ours),
-              let (answer, _) = try? OpusSDP.reanswer(new, peerPrevious: previous, ours: last) else { return nil }
+              let (answer, remote) = try? OpusSDP.reanswer(new, peerPrevious: previous, ours: last),
+              Self.isNumericHost(remote.address) else { return nil }
         return .sdp(answer.text)
+    }
+
+    /// Whether `host` is an IPv4 or IPv6 literal: a moved media address is followed only then,
+    /// since the answer goes out at once and a name would need a lookup (getaddrinfo blocks).
+    static func isNumericHost(_ host: String) -> Bool {
+        var buffer = in6_addr()
+        return inet_pton(AF_INET, host, &buffer) == 1 || inet_pton(AF_INET6, host, &buffer) == 1
     }
 
     /// Starts media towards the stream `answer` describes, then runs `then`; without a usable

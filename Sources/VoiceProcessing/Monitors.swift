@@ -5,8 +5,9 @@ import AudioAnalysis
 /// - divergence: its output louder than its input (+3 dB) for a tenth of a second, which only
 ///   a wrong filter does;
 /// - collapse: once it has converged (ERLE of 15 dB over about a second), removing nothing at
-///   all (output as loud as input in two 0.2 s blocks of far-end activity in a row), which is
-///   what an echo-path change does (the phone moved, a door opened). In double talk the
+///   all (output as loud as input in two 0.2 s blocks of far-end activity in a row, with the
+///   capture no more than 6 dB above the echo return learned at convergence), which is what
+///   an echo-path change does (the phone moved, a door opened). In double talk the
 ///   near end is in both the input and the output, so a filter that still fits takes the echo
 ///   out and the output stays below the input; one that mis-adapts can match it for a moment,
 ///   which is why one block is not enough.
@@ -25,9 +26,12 @@ final class CancellerMonitor {
     private var divergentFrames = 0
     /// Since the last reset: the ERLE average has reached ``convergedERLE``.
     private var hasConverged = false
-    private var sinceReset = (capture: 0.0, output: 0.0, frames: 0)
-    /// Input and output energies over the last ``collapseFrames`` far-end frames.
-    private var recent = (capture: 0.0, output: 0.0)
+    private var sinceReset = (capture: 0.0, output: 0.0, reference: 0.0, frames: 0)
+    /// Capture over reference energy when it converged: the echo's return, with what near-end
+    /// speech there was.
+    private var echoReturn = 0.0
+    /// Input, output and reference energies over the last ``collapseFrames`` far-end frames.
+    private var recent = (capture: 0.0, output: 0.0, reference: 0.0)
     private var recentFrames = 0
     private var collapsedBlocks = 0
     /// Blocks of 0.2 s in a row that must remove nothing: 0.4 s. One block fired once in
@@ -68,26 +72,32 @@ final class CancellerMonitor {
         } else {
             divergentFrames = 0
         }
-        return collapsed(sd, se) ? .diverged : .normal
+        return collapsed(sd, se, sx) ? .diverged : .normal
     }
 
     /// Whether a canceller that had converged since its last reset now removes nothing.
-    private func collapsed(_ sd: Double, _ se: Double) -> Bool {
+    private func collapsed(_ sd: Double, _ se: Double, _ sx: Double) -> Bool {
         if !hasConverged {
             let a = sinceReset.frames == 0 ? 1 : 0.02
             sinceReset.capture += a * (sd - sinceReset.capture)
             sinceReset.output += a * (se - sinceReset.output)
+            sinceReset.reference += a * (sx - sinceReset.reference)
             sinceReset.frames += 1
             hasConverged = sinceReset.frames >= 5 * collapseFrames
                 && sinceReset.capture > Self.convergedPower * sinceReset.output
+            if hasConverged { echoReturn = sinceReset.capture / sinceReset.reference }
             return false
         }
         recent.capture += sd
         recent.output += se
+        recent.reference += sx
         recentFrames += 1
         guard recentFrames >= collapseFrames else { return false }
-        collapsedBlocks = recent.output >= recent.capture ? collapsedBlocks + 1 : 0
-        recent = (0, 0)
+        // A block whose capture is over 6 dB above the learned echo return holds near-end
+        // speech (or a much louder echo): it says nothing about the filter, so it does not count.
+        let echoOnly = recent.capture <= 4 * echoReturn * recent.reference
+        collapsedBlocks = echoOnly && recent.output >= recent.capture ? collapsedBlocks + 1 : 0
+        recent = (0, 0, 0)
         recentFrames = 0
         return collapsedBlocks >= Self.collapseBlocks
     }
@@ -98,8 +108,8 @@ final class CancellerMonitor {
     func reset() {
         divergentFrames = 0
         hasConverged = false
-        sinceReset = (0, 0, 0)
-        recent = (0, 0)
+        sinceReset = (0, 0, 0, 0)
+        recent = (0, 0, 0)
         recentFrames = 0
         collapsedBlocks = 0
     }

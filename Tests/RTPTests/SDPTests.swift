@@ -125,6 +125,15 @@ struct SDPTests {
         let (moved, movedRemote) = try OpusSDP.reanswer(try offer("sendrecv", port: 6002, version: 6), peerPrevious: first, ours: resumed)
         #expect(movedRemote.port == 6002 && movedRemote.address == "127.0.0.1")
         #expect(moved == resumed)
+        // rtcp-mux: we offered it, the peer's answer did not take it, its re-offer now has it. It
+        // is not in use, so the answer declines it; in use, a re-offer cannot drop it.
+        let ourOffer = OpusSDP.offer(address: Self.local, sessionID: 9, rtcpMux: true)
+        let muxOffer = try SessionDescription.parse(try offer("sendonly", version: 7).text + "a=rtcp-mux\r\n")
+        let (declined, _) = try OpusSDP.reanswer(muxOffer, peerPrevious: first, ours: ourOffer)
+        #expect(!declined.media[0].has("rtcp-mux") && declined.media[0].direction == .recvonly)
+        #expect(throws: SDPError.unsupportedChange("rtcp-mux")) {
+            try OpusSDP.reanswer(try offer("sendonly", version: 8), peerPrevious: muxOffer, ours: ourOffer)
+        }
         // Another address family (our socket is IPv4), or no Opus: refused, so the caller declines with 488.
         let v6 = try SessionDescription.parse(try offer("sendrecv").text.replacingOccurrences(of: "IN IP4 127.0.0.1", with: "IN IP6 ::1"))
         #expect(throws: SDPError.unsupportedChange("the address family")) {

@@ -137,6 +137,19 @@ struct SourceValidatorTests {
         #expect(validate(&v, Self.datagram(seq: 4, ts: 2880), from: Self.a, at: 140) == .drop(.foreignSource))
     }
 
+    @Test("An announced move that never comes expires after 5 s")
+    func announcedMoveExpires() {
+        var v = RTPSourceValidator()
+        _ = validate(&v, Self.datagram(seq: 1, ts: 0), from: Self.a, at: 0)
+        _ = validate(&v, Self.datagram(seq: 2, ts: 960), from: Self.a, at: 20)
+        v.peerMoved(to: Self.c)
+        for k in 3..<300 { _ = validate(&v, Self.datagram(seq: UInt16(k), ts: UInt32(k) * 960), from: Self.a, at: UInt64(k) * 20) }
+        // 6 s later the peer still sends from where it was; a source at the announced host waits like any other.
+        _ = validate(&v, Self.datagram(seq: 1, ts: 0, ssrc: 5), from: Self.c, at: 6000)
+        #expect(validate(&v, Self.datagram(seq: 2, ts: 960, ssrc: 5), from: Self.c, at: 6020) == .drop(.foreignSource))
+        #expect(v.source == Self.a)
+    }
+
     @Test("Sequence jumps are held back until confirmed; RTCP is accepted only from the locked source")
     func jumpsAndRTCP() {
         var v = RTPSourceValidator()

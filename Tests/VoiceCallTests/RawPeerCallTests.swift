@@ -1,5 +1,6 @@
 import AudioAnalysis
 import AudioSession
+import Foundation
 import Opus
 import RTP
 import SIP
@@ -118,16 +119,29 @@ struct RawPeerCallTests {
         let move = try await raw.response(to: 4)
         #expect(move.status == 200 && move.body == resumed.body)  // our side of the session is unchanged
         raw.send("ACK", cseq: 4, toTag: tag)
-        _ = await raw.packets(for: 0.1)  // what was already on its way
+        #expect(await eventually { await !raw.packets(for: 0.02, at: moved).isEmpty })
+        _ = await raw.packets(for: 0.05)  // what went to the old port before the move
         #expect(await raw.packets(for: 1, at: moved).count >= 25)
         #expect(await raw.packets(for: 0.3).isEmpty)
 
+        // The old way to hold: `c=0.0.0.0` and no direction (RFC 3264 section 8.4): nothing is sent.
+        raw.send("INVITE", cseq: 40, toTag: tag, body: raw.sdp(version: 40, port: moved.localAddress.port, connection: "IP4 0.0.0.0")
+            .replacingOccurrences(of: "a=sendrecv\r\n", with: ""))
+        #expect(try await raw.response(to: 40).status == 200)
+        raw.send("ACK", cseq: 40, toTag: tag)
+        #expect(await eventually { events.withLock { $0.filter { if case .peerHold(_, true) = $0 { true } else { false } }.count == 2 } })
+        _ = await raw.packets(for: 0.1, at: moved)
+        #expect(await raw.packets(for: 0.5, at: moved).isEmpty)
+        raw.send("INVITE", cseq: 41, toTag: tag, body: raw.sdp(version: 41, port: moved.localAddress.port))
+        #expect(try await raw.response(to: 41).status == 200)
+        raw.send("ACK", cseq: 41, toTag: tag)
+
         // Another address family would need another socket: 488, and the call goes on as it was.
-        raw.send("INVITE", cseq: 5, toTag: tag, body: raw.sdp(version: 5, connection: "IP6 ::1"))
-        #expect(try await raw.response(to: 5).status == 488)
+        raw.send("INVITE", cseq: 50, toTag: tag, body: raw.sdp(version: 50, connection: "IP6 ::1"))
+        #expect(try await raw.response(to: 50).status == 488)
         #expect(await raw.packets(for: 0.5, at: moved).count >= 10)
 
-        raw.send("BYE", cseq: 6, toTag: tag)
+        raw.send("BYE", cseq: 60, toTag: tag)
         #expect(await call.ended() == .remoteHangUp)
         #expect(await eventually { !bob.session.isActive })
         await bob.shutdown()

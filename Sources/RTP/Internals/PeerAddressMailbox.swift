@@ -17,8 +17,6 @@ final class PeerAddressMailbox: Sendable {
     private let sequence = Atomic<Int>(0)
     private let words = AtomicCells(count: 2 * wordsPerAddress)
 
-    /// The writes so far (even while none is under way): 0 until the first.
-    var version: Int { sequence.load(ordering: .acquiring) }
 
     /// Publishes new destinations.
     func publish(rtp: SocketAddress, rtcp: SocketAddress) {
