@@ -45,8 +45,9 @@ public enum SIPCallEvent: Sendable, Hashable {
     /// INVITE carried no offer (then the 2xx carried ours).
     case confirmed(SIPBody?)
     /// Either direction, established: the peer changed the session with a re-INVITE (hold,
-    /// resume) and ``SIPUserAgent/Configuration/answerChangedOffer`` answered it; the body is
-    /// the peer's new offer, and the 2xx with the answer is on its way.
+    /// resume, moved media). The body is the peer's new description: its offer, once
+    /// ``SIPUserAgent/Configuration/answerChangedOffer`` has answered it (the 2xx is on its
+    /// way), or, for a re-INVITE without an offer, its answer to ours, from the ACK.
     case reoffered(SIPBody)
     /// The call is over.
     case ended(SIPCallEndReason)

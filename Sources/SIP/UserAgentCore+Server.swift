@@ -120,15 +120,24 @@ extension CoreState {
     /// A re-INVITE. Bodies are opaque to the SIP layer: a refresh (the same offer as before) is
     /// answered with our last description; a changed offer goes to the configuration's
     /// `answerChangedOffer`, and without one, or when it declines, gets 488, which leaves the
-    /// session as it was (section 14.2).
+    /// session as it was (section 14.2). Without an offer, our last description is the offer in
+    /// the 2xx and the peer's answer comes with the ACK.
     private mutating func handleReInvite(_ request: SIPRequest, key: ServerKey, callKey: CallKey) {
         guard let call = calls[callKey], var dialog = call.dialog else { return }
         guard call.phase == .established, call.pending2xx == nil else {
             respond(key, status: 491)  // our 2xx is not acknowledged yet
             return
         }
-        guard !request.body.isEmpty, let local = call.localBody, let cseq = try? request.headers.cseq() else {
+        guard let local = call.localBody, let cseq = try? request.headers.cseq() else {
             respond(key, status: 488, toTag: call.localTag)
+            return
+        }
+        if let target = try? request.headers.contacts().first?.uri { dialog.remoteTarget = target }
+        calls[callKey]!.dialog = dialog
+        if request.body.isEmpty {
+            // No offer (section 14.2): ours is our last description, and the answer comes in the ACK.
+            send2xx(callKey, key: key, request: request, body: local, sequence: cseq.sequence, isInitial: false)
+            calls[callKey]!.pending2xx?.awaitsAnswer = true
             return
         }
         var answer = local
@@ -144,8 +153,6 @@ extension CoreState {
             calls[callKey]!.remoteBody = changed
             calls[callKey]!.localBody = new
         }
-        if let target = try? request.headers.contacts().first?.uri { dialog.remoteTarget = target }
-        calls[callKey]!.dialog = dialog
         send2xx(callKey, key: key, request: request, body: answer, sequence: cseq.sequence, isInitial: false)
         if let offer {
             logger.info("SIP: call \(dialog.id.callID): the peer changed the session (re-INVITE)")
@@ -240,7 +247,15 @@ extension CoreState {
             return
         }
         calls[callKey]!.pending2xx = nil
-        guard pending.isInitial else { return }
+        guard pending.isInitial else {
+            // The answer to the offer our 2xx made for a re-INVITE without one.
+            guard pending.awaitsAnswer, !request.body.isEmpty else { return }
+            let answer = SIPBody(contentType: request.headers.contentType ?? "application/sdp", bytes: request.body)
+            guard answer.bytes != call.remoteBody?.bytes else { return }
+            calls[callKey]!.remoteBody = answer
+            call.events.yield(.reoffered(answer))
+            return
+        }
         var answer: SIPBody?
         if !request.body.isEmpty {
             answer = SIPBody(contentType: request.headers.contentType ?? "application/sdp", bytes: request.body)

@@ -71,6 +71,8 @@ struct Pending2xx: Sendable {
     var interval: Duration
     /// For the call's first INVITE (not a re-INVITE): its ACK confirms the call.
     let isInitial: Bool
+    /// For a re-INVITE without an offer: the 2xx carried our offer, and the ACK brings the answer.
+    var awaitsAnswer = false
 }
 
 /// What the user agent core keeps per call.

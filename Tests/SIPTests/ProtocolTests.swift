@@ -373,6 +373,24 @@ struct ProtocolTests {
         #expect(events.all.count == 2 && call.state == .established)
     }
 
+    @Test func aReInviteWithoutAnOfferGetsOursAndTheAnswerInTheACKIsPassedOn() async throws {
+        let (agent, peer, call, events, tag) = try await Self.establishedCall()
+        peer.send(Self.inDialog("INVITE", to: agent, from: peer, toTag: tag, branch: "z9hG4bKnooffer"), to: agent.localAddress)
+        let ok = try #require(await peer.receiveResponse(to: .invite, cseq: 2))
+        #expect(ok.statusCode == 200 && ok.body == opusSDP(port: 5000).bytes)  // our last description, as the offer
+        let answer = opusSDP(port: 6000).text.replacingOccurrences(of: "a=sendrecv", with: "a=sendonly")
+        peer.send(Self.inDialog("ACK", to: agent, from: peer, toTag: tag, branch: "z9hG4bKnoofferack", body: answer), to: agent.localAddress)
+        #expect(await events.wait { $0.count == 2 })
+        #expect(events.all == [.confirmed(nil), .reoffered(.sdp(answer))])
+        // The same answer again changes nothing: no event.
+        peer.send(Self.inDialog("INVITE", to: agent, from: peer, toTag: tag, cseq: 3, branch: "z9hG4bKnooffer2"), to: agent.localAddress)
+        #expect(await peer.receiveResponse(to: .invite, cseq: 3)?.statusCode == 200)
+        peer.send(Self.inDialog("ACK", to: agent, from: peer, toTag: tag, cseq: 3, branch: "z9hG4bKnooffer2ack", body: answer),
+                  to: agent.localAddress)
+        try await Task.sleep(for: .milliseconds(150))
+        #expect(events.all.count == 2 && call.state == .established)
+    }
+
     @Test func cancelFromThePeer() async throws {
         let agent = try makeAgent(), peer = try RawPeer()
         let calls = Recorder(agent.incomingCalls)

@@ -187,7 +187,7 @@ struct RawPeerCallTests {
         await bob.shutdown()
     }
 
-    @Test("An INVITE without an offer gets our offer in the 200; media starts with the answer in the ACK")
+    @Test("An INVITE without an offer gets our offer in the 200, media starts with the answer in the ACK; re-INVITEs without an offer too")
     func inviteWithoutOffer() async throws {
         let bob = try Phone("bob")
         await bob.controller.start()
@@ -204,7 +204,18 @@ struct RawPeerCallTests {
         #expect(await raw.packets(for: 1.5).count >= 25)
         #expect(bob.session.isActive && call.state == .active)
 
-        raw.send("BYE", cseq: 2, toTag: ok.tag)
+        // A re-INVITE without an offer: our description is the offer, the ACK's answer holds the call.
+        raw.send("INVITE", cseq: 2, toTag: ok.tag)
+        #expect(try await raw.response(to: 2).status == 200)
+        raw.send("ACK", cseq: 2, toTag: ok.tag, body: raw.sdp(direction: "sendonly", version: 2))
+        #expect(await eventually { await raw.packets(for: 0.05).isEmpty })
+        #expect(await raw.packets(for: 0.5).isEmpty)
+        raw.send("INVITE", cseq: 3, toTag: ok.tag)
+        #expect(try await raw.response(to: 3).status == 200)
+        raw.send("ACK", cseq: 3, toTag: ok.tag, body: raw.sdp(version: 3))
+        #expect(await raw.packets(for: 1).count >= 25)
+
+        raw.send("BYE", cseq: 4, toTag: ok.tag)
         #expect(await call.ended() == .remoteHangUp)
         #expect(await eventually { !bob.session.isActive })
         await bob.shutdown()
