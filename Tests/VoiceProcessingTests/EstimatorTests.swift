@@ -87,6 +87,20 @@ struct EstimatorTests {
         #expect(!drift.isConfident || abs(drift.ppm) < 5, "a step read as \(drift.ppm) ppm")
     }
 
+    @Test("Less than a sample of movement over the fit is estimator wander, not drift; a real 50 ppm counts within 2 s")
+    func subSampleWanderIsNotDrift() {
+        // Delay estimates creeping by 0.6 samples over 2.3 s (a diffuse room's estimates wander
+        // so): a tight fit of about -16 ppm, but the echo has not moved by a whole sample.
+        let wander = DriftEstimator(sampleRate: 16000)
+        for hop in 0..<19 { wander.add(time: hop * 2048, delay: 108 - Double(hop) * 0.033) }
+        #expect(wander.isConfident && abs(wander.ppm) > 10)
+        #expect(wander.significantSlope == 0)
+        // 50 ppm: 0.1 sample per 2048-sample hop, 1.8 samples over the same span.
+        let real = DriftEstimator(sampleRate: 16000)
+        for hop in 0..<19 { real.add(time: hop * 2048, delay: 108 + Double(hop * 2048) * 50e-6) }
+        #expect(real.isConfident && abs(real.significantSlope * 1e6 - 50) < 1)
+    }
+
     @Test("Alignment keeps a small residual delay and re-places a large one")
     func alignmentBand() {
         let a = EchoAlignment(sampleRate: 16000, fixedDelay: nil)
