@@ -22,6 +22,13 @@ final class DelayEstimator {
         var delay: Double
         /// Peak height over the spread of the other lags (a z-score); above ~7 the peak is real.
         var confidence: Double
+        /// The earliest arrival: the smallest lag, at most 40 ms before the peak, where the
+        /// correlation still reaches 40 % of the peak's height (and a z-score of 6), in samples at
+        /// the processing rate. In an image-method room the direct path is the peak and this is
+        /// the peak or a lobe of it; in a diffuse room the peak can come 10 ms after the echo
+        /// starts (a random tap of a decaying-noise response is as strong as the first one for tens
+        /// of milliseconds), and the reference must be placed before the start, not the peak.
+        var onset: Double = 0
         /// The capture sample (processing rate) the measurement stands for: the energy-weighted
         /// mean time of the hops in the average. Quiet stretches barely move the average, so its
         /// end time would make a moving delay look late by a varying amount.
@@ -283,10 +290,16 @@ final class DelayEstimator {
         let spread = max(1e-12, (sumSquares / Float(lagCount) - mean * mean).squareRoot())
         let confidence = Double((correlation[peak] - mean) / spread)
         let refined = refine(peak)
-        // correlation[k] pairs the window with the loudspeaker k samples after bStart.
-        let lag = Double(lagMinimum + lagCount - 1) - refined
+        // correlation[k] pairs the window with the loudspeaker k samples after bStart: a larger
+        // k is a shorter lag, an earlier arrival.
+        let top = Double(lagMinimum + lagCount - 1)
+        let lag = top - refined
+        let threshold = mean + max(0.4 * (correlation[peak] - mean), 6 * spread)
+        var earliest = peak
+        for k in (peak + 1)..<min(lagCount, peak + 1 + Self.decimatedRate / 25) where correlation[k] >= threshold { earliest = k }
         let time = weightSum > 0 ? timeSum / weightSum : Double(end)
-        return Estimate(delay: lag * Double(factor), confidence: confidence, time: Int(time * Double(factor)))
+        return Estimate(delay: lag * Double(factor), confidence: confidence,
+                        onset: min(lag, top - Double(earliest)) * Double(factor), time: Int(time * Double(factor)))
     }
 
     /// The maximum of the band-limited correlation near integer `peak`, by Newton's method on

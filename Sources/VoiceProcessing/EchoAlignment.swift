@@ -24,6 +24,8 @@ final class EchoAlignment {
     let sampleRate: Int
     /// Where the echo's direct path is placed after the reference, in samples.
     let margin: Double
+    /// How far before the echo's earliest arrival the reference goes when that comes first.
+    let onsetMargin: Double
     /// The band the direct path may wander in before the reference is re-placed, in samples.
     let minimumResidual: Double
     let maximumResidual: Double
@@ -54,6 +56,7 @@ final class EchoAlignment {
         self.sampleRate = sampleRate
         let ms = Double(sampleRate) / 1000
         margin = 4 * ms
+        onsetMargin = 2 * ms
         minimumResidual = 0.5 * ms
         maximumResidual = 32 * ms
         self.fixedDelay = fixedDelay
@@ -108,7 +111,11 @@ final class EchoAlignment {
 
     /// Takes a delay-estimator measurement. Returns whether the reference was re-placed far
     /// enough that the canceller should start over.
-    func updateEstimate(delay measured: Double, confidence: Double, at time: Int) -> Bool {
+    ///
+    /// - Parameter onset: the earliest arrival the estimator saw (``DelayEstimator/Estimate/onset``);
+    ///   the reference goes ``margin`` before the peak, or ``onsetMargin`` before the onset if
+    ///   that is earlier (a diffuse room, where the echo starts before its peak).
+    func updateEstimate(delay measured: Double, onset: Double? = nil, confidence: Double, at time: Int) -> Bool {
         guard fixedDelay == nil else { return false }
         let ms = Double(sampleRate) / 1000
         guard confidence >= 7 else { return false }
@@ -119,7 +126,7 @@ final class EchoAlignment {
         let residual = measured - delay(at: time)
         guard residual < minimumResidual || residual > maximumResidual else { return false }
         let before = delay(at: time)
-        place(measured - margin, at: time)
+        place(min(measured - margin, (onset ?? measured) - onsetMargin), at: time)
         return abs(delay(at: time) - before) > ms
     }
 

@@ -365,7 +365,7 @@ public final class VoiceProcessingUnit {
         if let estimator {
             for i in 0..<frame { captureFloat[i] = Float(frameIn[i]) * (1 / 32768) }
             if let e = estimator.pushCapture(captureFloat, frame) {
-                if alignment.updateEstimate(delay: e.delay, confidence: e.confidence, at: e.time) {
+                if alignment.updateEstimate(delay: e.delay, onset: e.onset, confidence: e.confidence, at: e.time) {
                     restartCanceller()
                 }
                 if let drift, e.confidence >= 7 {

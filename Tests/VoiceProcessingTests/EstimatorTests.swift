@@ -7,7 +7,8 @@ import TestSupport
 private let smallRoom = ShoeboxRoom(size: Point3(3.2, 2.6, 2.4), rt60: 0.2)
 
 /// Runs a delay estimator (and a drift estimator) over far-end speech and its echo.
-private func estimate(bulkDelay: Double, driftPPM: Double, seconds: Double, processingRate: Int = 16000)
+private func estimate(bulkDelay: Double, driftPPM: Double, seconds: Double, processingRate: Int = 16000,
+                      impulseResponse: [Float]? = nil)
     throws -> (delays: [DelayEstimator.Estimate], drift: DriftEstimator) {
     let far16 = try VPSignals.speech(Fixtures.englishFemale, seconds: seconds)
     let far: [Float]
@@ -19,8 +20,8 @@ private func estimate(bulkDelay: Double, driftPPM: Double, seconds: Double, proc
     }
     // A small room (loudspeaker 0.343 m from the microphone: 1 ms of direct path) after the bulk
     // delay, plus noise 40 dB down.
-    let room = smallRoom.impulseResponse(source: Point3(1.0, 1.2, 1.1), microphone: Point3(1.343, 1.2, 1.1),
-                                         sampleRate: processingRate, length: 0.08).map { $0 * 2 }
+    let room = impulseResponse ?? smallRoom.impulseResponse(source: Point3(1.0, 1.2, 1.1), microphone: Point3(1.343, 1.2, 1.1),
+                                                            sampleRate: processingRate, length: 0.08).map { $0 * 2 }
     let path = EchoPathConfiguration(sampleRate: processingRate, impulseResponse: room, bulkDelay: bulkDelay, driftPPM: driftPPM)
     let echo = try EchoPath.render(path, signal: far)
     let noise = Tone.noise(count: far.count, rms: 0.001, seed: 5)
@@ -54,6 +55,22 @@ struct EstimatorTests {
         #expect(abs(last.delay - truth) <= 32, "estimated \(last.delay / 16) ms, true \(truth / 16) ms")
         // Every confident estimate after the first second agrees.
         for e in delays where e.time > 16000 { #expect(abs(e.delay - truth) <= 32) }
+    }
+
+    @Test("In a diffuse room the onset marks where the echo starts, before the peak; in an image room it is the peak")
+    func onsetBeforeADiffusePeak() throws {
+        // Decaying noise (RT60 0.3 s) from the first sample: the echo starts at the bulk delay,
+        // and its strongest tap, where the correlation peaks, may come several ms later.
+        var random = SeededRandom(seed: 11)
+        let diffuse = (0..<1600).map { i in Float(random.gaussian() * 0.3 * Math.pow(10, -3 * Double(i) / (0.3 * 16000))) }
+        let (delays, _) = try estimate(bulkDelay: 0.15, driftPPM: 0, seconds: 4, impulseResponse: diffuse)
+        let last = try #require(delays.last)
+        let start = 0.15 * 16000
+        #expect(last.onset <= last.delay)
+        #expect(abs(last.onset - start) <= 40, "onset \(last.onset / 16) ms, peak \(last.delay / 16) ms, echo starts at 150 ms")
+        let (image, _) = try estimate(bulkDelay: 0.15, driftPPM: 0, seconds: 4)
+        let direct = try #require(image.last)
+        #expect(direct.delay - direct.onset <= 32, "image room: onset \(direct.onset / 16) ms, peak \(direct.delay / 16) ms")
     }
 
     @Test("The delay estimator works at 48 kHz")
@@ -112,6 +129,11 @@ struct EstimatorTests {
         #expect(!a.updateEstimate(delay: 2400, confidence: 20, at: 20000))
         #expect(a.updateEstimate(delay: 2400.4, confidence: 20, at: 22048))
         #expect(abs(a.delay(at: 22048) - (2400.4 - 64)) < 1e-9)
+        // An onset well before the peak (a diffuse room) puts the reference 2 ms before the onset.
+        let b = EchoAlignment(sampleRate: 16000, fixedDelay: nil)
+        _ = b.updateEstimate(delay: 2560, onset: 2400, confidence: 20, at: 20000)
+        #expect(b.updateEstimate(delay: 2560.3, onset: 2400, confidence: 20, at: 22048))
+        #expect(abs(b.delay(at: 22048) - (2400 - 32)) < 1e-9)
         // A weak peak is ignored.
         #expect(!a.updateEstimate(delay: 500, confidence: 3, at: 24000))
         // A device delay step moves the reference by the same amount, without a reset.
