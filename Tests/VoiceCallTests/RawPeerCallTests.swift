@@ -73,6 +73,18 @@ extension RawPeerCallTests {
         try await call.answer()
         return call
     }
+
+    /// A raw peer calls a new phone (with our Opus offer, or none), which answers: the phone,
+    /// the peer, the call and the final response.
+    static func answeredCall(_ callID: String, withOffer: Bool = true) async throws
+        -> (Phone, RawCaller, Call, (status: Int, body: String, tag: String?)) {
+        let bob = try Phone("bob")
+        await bob.controller.start()
+        let raw = RawCaller(agent: bob.controller.sipAddress, callID: callID)
+        raw.send("INVITE", cseq: 1, toTag: nil, body: withOffer ? raw.sdp() : "")
+        let call = try await answerFirstCall(bob)
+        return (bob, raw, call, try await raw.response(to: 1))
+    }
 }
 
 @Suite("Calls from a raw SIP peer: hold by re-INVITE, INVITE without an offer", .serialized)
@@ -149,23 +161,18 @@ struct RawPeerCallTests {
 
     @Test("After the peer moves its media, what it sends from the new address is heard at once, not after the source timeout")
     func peerMediaFromTheNewAddressIsHeard() async throws {
-        let bob = try Phone("bob")
-        await bob.controller.start()
-        let raw = RawCaller(agent: bob.controller.sipAddress, callID: "move-call")
-        raw.send("INVITE", cseq: 1, toTag: nil, body: raw.sdp())
-        let call = try await Self.answerFirstCall(bob)
-        let ok = try await raw.response(to: 1)
+        let (bob, raw, call, ok) = try await Self.answeredCall("move-call")
         raw.send("ACK", cseq: 1, toTag: ok.tag)
         let ours = try OpusSDP.stream(in: SessionDescription.parse(ok.body))
         let bobRTP = try SocketAddress(host: ours.address, port: UInt16(ours.port))
         // The peer talks from its first address, then from the new one right after the re-INVITE.
         let moved = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
-        var sender = RTPSender(encoder: try OpusRTPEncoder(configuration: OpusCallConfiguration(),
-                                                           packetizer: RTPPacketizer(payloadType: ours.payloadType)),
-                               socket: raw.media, destination: bobRTP)
-        var movedSender = RTPSender(encoder: try OpusRTPEncoder(configuration: OpusCallConfiguration(),
-                                                                packetizer: RTPPacketizer(payloadType: ours.payloadType)),
-                                    socket: moved, destination: bobRTP)
+        func makeSender(from socket: UDPSocket) throws -> RTPSender {
+            RTPSender(encoder: try OpusRTPEncoder(configuration: OpusCallConfiguration(), packetizer: RTPPacketizer(payloadType: ours.payloadType)),
+                      socket: socket, destination: bobRTP)
+        }
+        var sender = try makeSender(from: raw.media)
+        var movedSender = try makeSender(from: moved)
         let tone = Tone.sine(frequency: 300, sampleRate: 16000, seconds: 0.02, amplitude: 0.1).map { Int16($0 * 32767) }
         for k in 0..<50 {
             tone.withUnsafeBufferPointer { _ = sender.send($0, now: UInt64(k) * 20_000_000) }
@@ -189,13 +196,7 @@ struct RawPeerCallTests {
 
     @Test("An INVITE without an offer gets our offer in the 200, media starts with the answer in the ACK; re-INVITEs without an offer too")
     func inviteWithoutOffer() async throws {
-        let bob = try Phone("bob")
-        await bob.controller.start()
-        let raw = RawCaller(agent: bob.controller.sipAddress, callID: "offerless-call")
-
-        raw.send("INVITE", cseq: 1, toTag: nil)
-        let call = try await Self.answerFirstCall(bob)
-        let ok = try await raw.response(to: 1)
+        let (bob, raw, call, ok) = try await Self.answeredCall("offerless-call", withOffer: false)
         #expect(ok.status == 200)
         let offer = try OpusSDP.stream(in: SessionDescription.parse(ok.body))
         #expect(offer.direction == .sendrecv)
