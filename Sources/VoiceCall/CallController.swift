@@ -1,6 +1,6 @@
 public import AudioSession
-import Glibc
 import AudioIO
+import Glibc
 public import Logging
 import Opus
 public import RTP
@@ -253,32 +253,37 @@ public actor CallController {
             guard call.state == .outgoingRinging, let record = records[call.id] else { return }
             startMedia(call.id, answer: body ?? record.earlyAnswer, then: { call.apply(.answered) })
         case let .reoffered(body):
-            // The answer already went out (answerChangedOffer): follow the new direction.
-            guard let text = String(validating: body.bytes, as: UTF8.self),
-                  let remote = try? OpusSDP.stream(in: SessionDescription.parse(text)),
-                  var record = records[call.id], let media = record.media else { return }
-            // `c=0.0.0.0` is the old way to hold (RFC 3264 section 8.4): send nothing, move nothing.
-            let heldByAddress = remote.address == "0.0.0.0" || remote.address == "::"
-            if !heldByAddress, let before = record.remote,
-               (remote.address, remote.port, remote.rtcpPort) != (before.address, before.port, before.rtcpPort) {
-                do {
-                    let (rtp, rtcp) = try destinations(of: remote, mux: media.rtp.configuration.rtcpMux)
-                    media.rtp.retarget(rtp: rtp, rtcp: rtcp)
-                    logger.info("call \(call.id): the peer moved its media to \(rtp)")
-                } catch {
-                    logger.error("call \(call.id): cannot follow the peer's media to \(remote.address):\(remote.port): \(error)")
-                }
-            }
-            if !heldByAddress { record.remote = remote }
-            records[call.id] = record
-            let sending = remote.direction.receives && !heldByAddress
-            guard media.rtp.isSending != sending else { return }
-            media.rtp.isSending = sending
-            logger.info("call \(call.id): \(sending ? "the peer took the call off hold" : "the peer put the call on hold")")
-            eventContinuation.yield(.peerHold(callID: call.id, held: !sending))
+            peerChanged(body, call)
         case let .ended(reason):
             end(call.id, Self.endReason(reason, call))
         }
+    }
+
+    /// The peer's description changed (a re-offer we answered, or its answer in the ACK of a
+    /// re-INVITE without an offer): follow its address and its direction.
+    private func peerChanged(_ body: SIPBody, _ call: Call) {
+        guard let text = String(validating: body.bytes, as: UTF8.self),
+              let remote = try? OpusSDP.stream(in: SessionDescription.parse(text)),
+              var record = records[call.id], let media = record.media else { return }
+        // `c=0.0.0.0` is the old way to hold (RFC 3264 section 8.4): send nothing, move nothing.
+        let heldByAddress = remote.address == "0.0.0.0" || remote.address == "::"
+        if !heldByAddress, let before = record.remote,
+           (remote.address, remote.port, remote.rtcpPort) != (before.address, before.port, before.rtcpPort) {
+            do {
+                let (rtp, rtcp) = try destinations(of: remote, mux: media.rtp.configuration.rtcpMux)
+                media.rtp.retarget(rtp: rtp, rtcp: rtcp)
+                logger.info("call \(call.id): the peer moved its media to \(rtp)")
+            } catch {
+                logger.error("call \(call.id): cannot follow the peer's media to \(remote.address):\(remote.port): \(error)")
+            }
+        }
+        if !heldByAddress { record.remote = remote }
+        records[call.id] = record
+        let sending = remote.direction.receives && !heldByAddress
+        guard media.rtp.isSending != sending else { return }
+        media.rtp.isSending = sending
+        logger.info("call \(call.id): \(sending ? "the peer took the call off hold" : "the peer put the call on hold")")
+        eventContinuation.yield(.peerHold(callID: call.id, held: !sending))
     }
 
     /// The answer to a peer's changed offer in an established call (hold, resume, media moved
