@@ -41,7 +41,13 @@ public struct RTPSessionConfiguration: Sendable {
 
     /// Where RTCP goes.
     public var rtcpDestination: SocketAddress {
-        remoteRTCPAddress ?? (rtcpMux ? remoteAddress : remoteAddress.with(port: remoteAddress.port &+ 1))
+        Self.rtcpDestination(rtp: remoteAddress, rtcp: remoteRTCPAddress, mux: rtcpMux)
+    }
+
+    /// Where RTCP goes for a peer receiving RTP at `rtp`: `rtcp` when it said (`a=rtcp`), else
+    /// `rtp` itself with rtcp-mux, else the next port (RFC 3550 section 11).
+    static func rtcpDestination(rtp: SocketAddress, rtcp: SocketAddress?, mux: Bool) -> SocketAddress {
+        rtcp ?? (mux ? rtp : rtp.with(port: rtp.port &+ 1))
     }
 }
 
@@ -134,7 +140,7 @@ public final class RTPSession: Sendable {
     ///
     /// Thread safety: any thread, one call at a time (the control thread).
     public func retarget(rtp: SocketAddress, rtcp: SocketAddress?) {
-        state.peer.publish(rtp: rtp, rtcp: rtcp ?? (configuration.rtcpMux ? rtp : rtp.with(port: rtp.port &+ 1)))
+        state.peer.publish(rtp: rtp, rtcp: RTPSessionConfiguration.rtcpDestination(rtp: rtp, rtcp: rtcp, mux: configuration.rtcpMux))
     }
 
     deinit { stop() }

@@ -44,6 +44,10 @@ public final class SIPUserAgent: Sendable {
     /// How a user agent is set up.
     ///
     /// Thread safety: a value type; safe to use from any thread.
+    /// Answers a peer's changed offer in an established call: `(offer, peerPrevious, ours)`
+    /// to the answer, or nil to decline (see ``Configuration/answerChangedOffer``).
+    public typealias OfferAnswerer = @Sendable (_ offer: SIPBody, _ peerPrevious: SIPBody?, _ ours: SIPBody) -> SIPBody?
+
     public struct Configuration: Sendable {
         /// The address to bind (`0.0.0.0:5060`, `127.0.0.1:0` for any free port).
         public var localAddress: SocketAddress
@@ -68,13 +72,13 @@ public final class SIPUserAgent: Sendable {
         ///
         /// Thread safety: called on the user agent's own thread; it must be quick and must not
         /// call back into the user agent.
-        public var answerChangedOffer: (@Sendable (_ offer: SIPBody, _ peerPrevious: SIPBody?, _ ours: SIPBody) -> SIPBody?)?
+        public var answerChangedOffer: OfferAnswerer?
         public var logger: Logger
 
         public init(localAddress: SocketAddress, user: String = "callaudio", displayName: String? = nil,
                     advertisedHost: String? = nil, userAgent: String = "CallAudio", timers: SIPTimers = .rfc3261,
                     maximumCalls: Int? = nil,
-                    answerChangedOffer: (@Sendable (_ offer: SIPBody, _ peerPrevious: SIPBody?, _ ours: SIPBody) -> SIPBody?)? = nil,
+                    answerChangedOffer: OfferAnswerer? = nil,
                     logger: Logger = Logger(label: "callaudio.sip")) {
             self.localAddress = localAddress
             self.user = user

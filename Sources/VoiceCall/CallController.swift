@@ -135,8 +135,7 @@ public actor CallController {
         // offer in the 2xx; the caller's answer comes with its ACK (RFC 3261 section 13.2.1).
         var offer: SessionDescription?
         if let body = sipCall.offer {
-            guard let text = String(validating: body.bytes, as: UTF8.self),
-                  let parsed = try? SessionDescription.parse(text), (try? OpusSDP.stream(in: parsed)) != nil else {
+            guard let parsed = Self.description(in: body), (try? OpusSDP.stream(in: parsed)) != nil else {
                 try? sipCall.reject(status: 488, reason: "Not Acceptable Here")
                 return
             }
@@ -262,8 +261,7 @@ public actor CallController {
     /// The peer's description changed (a re-offer we answered, or its answer in the ACK of a
     /// re-INVITE without an offer): follow its address and its direction.
     private func peerChanged(_ body: SIPBody, _ call: Call) {
-        guard let text = String(validating: body.bytes, as: UTF8.self),
-              let remote = try? OpusSDP.stream(in: SessionDescription.parse(text)),
+        guard let description = Self.description(in: body), let remote = try? OpusSDP.stream(in: description),
               var record = records[call.id], let media = record.media else { return }
         // `c=0.0.0.0` is the old way to hold (RFC 3264 section 8.4): send nothing, move nothing.
         let heldByAddress = remote.address == "0.0.0.0" || remote.address == "::"
@@ -291,15 +289,17 @@ public actor CallController {
     /// address family or set of streams is declined (488) and the call goes on as it was.
     /// Runs on the SIP thread.
     @Sendable static func answerChangedOffer(_ offer: SIPBody, peerPrevious: SIPBody?, ours: SIPBody) -> SIPBody? {
-        func parse(_ body: SIPBody?) -> SessionDescription? {
-            guard let body, body.contentType.lowercased() == "application/sdp",
-                  let text = String(validating: body.bytes, as: UTF8.self) else { return nil }
-            return try? SessionDescription.parse(text)
-        }
-        guard let new = parse(offer), let previous = parse(peerPrevious), let last = parse(ours),
+        guard offer.contentType.lowercased() == "application/sdp",
+              let new = description(in: offer), let previous = description(in: peerPrevious), let last = description(in: ours),
               let (answer, remote) = try? OpusSDP.reanswer(new, peerPrevious: previous, ours: last),
               Self.isNumericHost(remote.address) else { return nil }
         return .sdp(answer.text)
+    }
+
+    /// The session description a SIP body holds, if it is UTF-8 SDP that parses.
+    static func description(in body: SIPBody?) -> SessionDescription? {
+        guard let body, let text = String(validating: body.bytes, as: UTF8.self) else { return nil }
+        return try? SessionDescription.parse(text)
     }
 
     /// Whether `host` is an IPv4 or IPv6 literal: a moved media address is followed only then,

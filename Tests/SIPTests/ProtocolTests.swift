@@ -41,7 +41,7 @@ struct ProtocolTests {
     }
 
     /// A call from the raw peer, answered by the agent and acknowledged: (agent, peer, call, events, the agent's tag).
-    static func establishedCall(answerChangedOffer: (@Sendable (SIPBody, SIPBody?, SIPBody) -> SIPBody?)? = nil) async throws
+    static func establishedCall(answerChangedOffer: SIPUserAgent.OfferAnswerer? = nil) async throws
         -> (SIPUserAgent, RawPeer, SIPCall, Recorder<SIPCallEvent>, String) {
         let agent = try makeAgent(answerChangedOffer: answerChangedOffer), peer = try RawPeer()
         let calls = Recorder(agent.incomingCalls)

@@ -12,7 +12,7 @@ extension SIPTimers {
 
 /// A user agent on 127.0.0.1 with a free port.
 func makeAgent(user: String = "test", timers: SIPTimers = .fast, maximumCalls: Int? = nil,
-               answerChangedOffer: (@Sendable (SIPBody, SIPBody?, SIPBody) -> SIPBody?)? = nil) throws -> SIPUserAgent {
+               answerChangedOffer: SIPUserAgent.OfferAnswerer? = nil) throws -> SIPUserAgent {
     try SIPUserAgent(configuration: .init(localAddress: SocketAddress(host: "127.0.0.1", port: 0), user: user,
                                           timers: timers, maximumCalls: maximumCalls, answerChangedOffer: answerChangedOffer))
 }
