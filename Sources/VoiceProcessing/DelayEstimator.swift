@@ -29,6 +29,11 @@ final class DelayEstimator {
         /// starts (a random tap of a decaying-noise response is as strong as the first one for tens
         /// of milliseconds), and the reference must be placed before the start, not the peak.
         var onset: Double = 0
+        /// The delay followed by the shift of the whole response since the first confident
+        /// measurement (``ResponseShiftTracker``), in samples at the processing rate: what the
+        /// drift is fitted to. Unlike ``delay`` it does not jump between equally strong lags of a
+        /// diffuse room. Nil when the measurement is not confident enough to follow.
+        var trackedDelay: Double?
         /// The capture sample (processing rate) the measurement stands for: the energy-weighted
         /// mean time of the hops in the average. Quiet stretches barely move the average, so its
         /// end time would make a moving delay look late by a varying amount.
@@ -80,6 +85,9 @@ final class DelayEstimator {
     /// The average's total weight and weighted sum of hop times (decimated samples).
     private var weightSum: Double = 0
     private var timeSum: Double = 0
+    private let shiftTracker: ResponseShiftTracker
+    /// Confidence (z-score) a measurement needs before the shift tracker follows it.
+    static let trackingConfidence = 7.0
 
     /// - Parameters:
     ///   - processingRate: a multiple of 4 kHz.
@@ -135,6 +143,7 @@ final class DelayEstimator {
         correlation = .allocate(capacity: fftSize)
         bandLow = max(1, Int(150.0 / Double(Self.decimatedRate) * Double(fftSize)))
         bandHigh = min(bins - 2, Int(1800.0 / Double(Self.decimatedRate) * Double(fftSize)))
+        shiftTracker = ResponseShiftTracker(fftSize: fftSize, bandLow: bandLow, bandHigh: bandHigh)
     }
 
     deinit {
@@ -298,39 +307,16 @@ final class DelayEstimator {
         var earliest = peak
         for k in (peak + 1)..<min(lagCount, peak + 1 + Self.decimatedRate / 25) where correlation[k] >= threshold { earliest = k }
         let time = weightSum > 0 ? timeSum / weightSum : Double(end)
+        let tracked = confidence >= Self.trackingConfidence
+            ? shiftTracker.track(re: pRe, im: pIm, top: lagMinimum + lagCount - 1, peakLag: lag) : nil
         return Estimate(delay: lag * Double(factor), confidence: confidence,
-                        onset: min(lag, top - Double(earliest)) * Double(factor), time: Int(time * Double(factor)))
+                        onset: min(lag, top - Double(earliest)) * Double(factor),
+                        trackedDelay: tracked.map { $0 * Double(factor) }, time: Int(time * Double(factor)))
     }
 
-    /// The maximum of the band-limited correlation near integer `peak`, by Newton's method on
-    /// q(t) = sum_k Re(P_k e^(i w_k t)).
+    /// The peak of the band-limited correlation near integer `peak`, to a fraction of a sample.
     private func refine(_ peak: Int) -> Double {
-        var t = Double(peak)
-        let w0 = 2 * Double.pi / Double(fftSize)
-        for _ in 0..<4 {
-            var d1 = 0.0, d2 = 0.0
-            // e^(i w_k t) by rotation from bandLow.
-            let step = w0 * t
-            var zr = Math.cos(step * Double(bandLow)), zi = Math.sin(step * Double(bandLow))
-            let rr = Math.cos(step), ri = Math.sin(step)
-            for k in bandLow...bandHigh {
-                let pr = Double(pRe[k]), pi = Double(pIm[k])
-                let w = w0 * Double(k)
-                // Re and Im of P_k z
-                let re = pr * zr - pi * zi
-                let im = pr * zi + pi * zr
-                d1 -= w * im
-                d2 -= w * w * re
-                let nr = zr * rr - zi * ri
-                zi = zr * ri + zi * rr
-                zr = nr
-            }
-            guard d2 < 0 else { break }
-            let delta = -d1 / d2
-            t += max(-0.5, min(0.5, delta))
-            if abs(delta) < 1e-4 { break }
-        }
-        return max(Double(peak) - 1, min(Double(peak) + 1, t))
+        BandCorrelation.refinePeak(peak, re: pRe, im: pIm, bandLow: bandLow, bandHigh: bandHigh, fftSize: fftSize)
     }
 
     /// Forgets everything.
@@ -347,5 +333,6 @@ final class DelayEstimator {
         renderLevel = 0
         captureLevel = 0
         forgetAverage()
+        shiftTracker.reset()
     }
 }

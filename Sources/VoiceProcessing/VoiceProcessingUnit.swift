@@ -368,8 +368,8 @@ public final class VoiceProcessingUnit {
                 if alignment.updateEstimate(delay: e.delay, onset: e.onset, confidence: e.confidence, at: e.time) {
                     restartCanceller()
                 }
-                if let drift, e.confidence >= 7 {
-                    drift.add(time: e.time, delay: e.delay)
+                if let drift, let tracked = e.trackedDelay {
+                    drift.add(time: e.time, delay: tracked)
                     if drift.isConfident {
                         alignment.setSlope(drift.significantSlope, at: n0 + frame)
                         if alignment.keepInterpolable(at: n0 + frame) { restartCanceller() }

@@ -7,8 +7,9 @@ import TestSupport
 private let smallRoom = ShoeboxRoom(size: Point3(3.2, 2.6, 2.4), rt60: 0.2)
 
 /// Runs a delay estimator (and a drift estimator) over far-end speech and its echo.
+/// The drift estimator is fed the tracked delay, as the unit does, or with `followPeak` the peak's.
 private func estimate(bulkDelay: Double, driftPPM: Double, seconds: Double, processingRate: Int = 16000,
-                      impulseResponse: [Float]? = nil)
+                      impulseResponse: [Float]? = nil, followPeak: Bool = false)
     throws -> (delays: [DelayEstimator.Estimate], drift: DriftEstimator) {
     let far16 = try VPSignals.speech(Fixtures.englishFemale, seconds: seconds)
     let far: [Float]
@@ -36,12 +37,22 @@ private func estimate(bulkDelay: Double, driftPPM: Double, seconds: Double, proc
                 estimator.pushRender(f.baseAddress! + start, frame)
                 if let e = estimator.pushCapture(m.baseAddress! + start, frame), e.confidence >= 7 {
                     found.append(e)
-                    drift.add(time: e.time, delay: e.delay)
+                    if followPeak {
+                        drift.add(time: e.time, delay: e.delay)
+                    } else if let tracked = e.trackedDelay {
+                        drift.add(time: e.time, delay: tracked)
+                    }
                 }
             }
         }
     }
     return (found, drift)
+}
+
+/// Decaying noise (RT60 0.3 s, 0.1 s long) from the first sample: a diffuse room with no direct path.
+private func diffuseResponse(seed: UInt64) -> [Float] {
+    var random = SeededRandom(seed: seed)
+    return (0..<1600).map { i in Float(random.gaussian() * 0.3 * Math.pow(10, -3 * Double(i) / (0.3 * 16000))) }
 }
 
 @Suite("Delay and drift estimation")
@@ -61,9 +72,7 @@ struct EstimatorTests {
     func onsetBeforeADiffusePeak() throws {
         // Decaying noise (RT60 0.3 s) from the first sample: the echo starts at the bulk delay,
         // and its strongest tap, where the correlation peaks, may come several ms later.
-        var random = SeededRandom(seed: 11)
-        let diffuse = (0..<1600).map { i in Float(random.gaussian() * 0.3 * Math.pow(10, -3 * Double(i) / (0.3 * 16000))) }
-        let (delays, _) = try estimate(bulkDelay: 0.15, driftPPM: 0, seconds: 4, impulseResponse: diffuse)
+        let (delays, _) = try estimate(bulkDelay: 0.15, driftPPM: 0, seconds: 4, impulseResponse: diffuseResponse(seed: 11))
         let last = try #require(delays.last)
         let start = 0.15 * 16000
         #expect(last.onset <= last.delay)
@@ -92,6 +101,17 @@ struct EstimatorTests {
         } else {
             #expect(drift.significantSlope == drift.slope)
         }
+    }
+
+    @Test("In a diffuse room the drift is read from the whole response's shift, not from a peak that jumps between taps")
+    func driftInADiffuseRoom() throws {
+        let diffuse = diffuseResponse(seed: 11)
+        let (delays, drift) = try estimate(bulkDelay: 0.02, driftPPM: 50, seconds: 12, impulseResponse: diffuse)
+        #expect(drift.isConfident)
+        #expect(abs(drift.ppm - 50) <= 5, "estimated \(drift.ppm) ppm")
+        // The tracked delay moves smoothly: 50 ppm is 0.1 sample per 128 ms hop.
+        let tracked = delays.compactMap(\.trackedDelay)
+        for (a, b) in zip(tracked, tracked.dropFirst()) { #expect(abs(b - a) < 1, "tracked delay jumped \(a) -> \(b)") }
     }
 
     @Test("A step in the delay is not taken for drift")
