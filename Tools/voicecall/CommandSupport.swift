@@ -10,6 +10,33 @@ enum OpusOptions {
     }
 }
 
+/// The Opus settings of `voicecall rtp`'s commands.
+struct OpusCodecOptions: ParsableArguments {
+    @Option(help: "The codec's internal rate in Hz (8000, 12000, 16000, 24000, 48000); RTP stays at 48 kHz.")
+    var rate = 16000
+    @Option(help: "Opus bitrate in bits per second.")
+    var bitrate = 24000
+    @Option(help: "Frame duration in ms (10, 20, 40, 60).")
+    var frameMs = 20
+    @Option(help: "Opus complexity, 0 ... 10.")
+    var complexity = 9
+    @Option(help: "The loss the encoder plans for until the first RTCP receiver report, in percent.")
+    var expectedLoss = 1
+    @Flag(help: "Discontinuous transmission: send nothing in silence.")
+    var dtx = false
+    @Flag(help: "No in-band FEC: the encoder sends none and the receiver uses none (PLC only).")
+    var noFec = false
+
+    /// The codec the options describe (checked by ``OpusCallConfiguration/validate()``).
+    var configuration: OpusCallConfiguration {
+        OpusCallConfiguration(sampleRate: rate, frameMilliseconds: frameMs, bitrate: bitrate,
+                              inbandFEC: !noFec, initialExpectedLossPercent: noFec ? 0 : expectedLoss,
+                              dtx: dtx, complexity: complexity)
+    }
+
+    func validate() throws { try OpusOptions.check(configuration) }
+}
+
 /// Prints `value` as one line of JSON (keys sorted): the last line of a command's output with `--json`.
 func printJSONLine(_ value: some Encodable, snakeCase: Bool = false) {
     let encoder = JSONEncoder()

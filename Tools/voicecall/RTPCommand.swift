@@ -10,7 +10,7 @@ struct RTPCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rtp",
         abstract: "A bare RTP endpoint: Opus payload type 96 (opus/48000/2, RFC 7587), no signalling.",
-        subcommands: [RTPEndpointCommand.self, RTPCompareCommand.self],
+        subcommands: [RTPEndpointCommand.self, RTPCompareCommand.self, RTPCeilingCommand.self],
         defaultSubcommand: RTPEndpointCommand.self
     )
 }
@@ -47,22 +47,9 @@ struct RTPEndpointCommand: ParsableCommand {
     @Flag(help: "Print one JSON object as the last line.")
     var json = false
 
-    @Option(help: "The codec's internal rate in Hz (8000, 12000, 16000, 24000, 48000); RTP stays at 48 kHz.")
-    var rate = 16000
-    @Option(help: "Opus bitrate in bits per second.")
-    var bitrate = 24000
-    @Option(help: "Frame duration in ms (10, 20, 40, 60).")
-    var frameMs = 20
+    @OptionGroup var codec: OpusCodecOptions
     @Option(help: "Playout period in ms: the audio pulled from the jitter buffer at a time (1 ... 60).")
     var periodMs = 5
-    @Option(help: "Opus complexity, 0 ... 10.")
-    var complexity = 9
-    @Option(help: "The loss the encoder plans for until the first RTCP receiver report, in percent.")
-    var expectedLoss = 1
-    @Flag(help: "Discontinuous transmission: send nothing in silence.")
-    var dtx = false
-    @Flag(help: "No in-band FEC: the encoder sends none and the jitter buffer uses none (PLC only).")
-    var noFec = false
     @Flag(help: "Jitter buffer: hold a packet more while packets are being lost, so FEC can rebuild them (+20 ms).")
     var fecDelay = false
     @Option(help: "Jitter buffer: never play out with less delay than this, in ms (a receiver that waits for every packet: the ceiling of what FEC and concealment can do).")
@@ -87,15 +74,11 @@ struct RTPEndpointCommand: ParsableCommand {
     @Option(help: "Also send the (impaired) RTP to this HOST:PORT; repeatable.")
     var tee: [String] = []
 
-    /// The codec the options describe (checked by ``OpusCallConfiguration/validate()``).
-    var opus: OpusCallConfiguration {
-        OpusCallConfiguration(sampleRate: rate, frameMilliseconds: frameMs, bitrate: bitrate,
-                              inbandFEC: !noFec, initialExpectedLossPercent: noFec ? 0 : expectedLoss,
-                              dtx: dtx, complexity: complexity)
-    }
+    var opus: OpusCallConfiguration { codec.configuration }
+    var rate: Int { codec.rate }
+    var frameMs: Int { codec.frameMs }
 
     func validate() throws {
-        try OpusOptions.check(opus)
         guard payloadType < 128 else { throw ValidationError("--payload-type must be below 128") }
         guard (0...100).contains(loss), (0...100).contains(reorderPercent), (0...100).contains(duplicatePercent) else {
             throw ValidationError("percentages must be in 0...100")
@@ -139,7 +122,7 @@ struct RTPEndpointCommand: ParsableCommand {
 
         var sender = try session.makeSender()
         var jitterConfig = JitterBufferConfiguration()
-        jitterConfig.useFEC = !noFec
+        jitterConfig.useFEC = !codec.noFec
         jitterConfig.fecDelay = fecDelay
         jitterConfig.minimumDelayMs = minDelayMs
         jitterConfig.initialDelayMs = max(jitterConfig.initialDelayMs, minDelayMs)
