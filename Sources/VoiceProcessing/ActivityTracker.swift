@@ -1,0 +1,63 @@
+/// Who is talking: the far end (render level), the near end (the preprocessor's VAD), and
+/// speech while muted (an onset after 150 ms of speech, an end after 500 ms without).
+///
+/// Thread safety: not thread-safe; used by the I/O thread only. Nothing allocates.
+final class ActivityTracker {
+    private let frameDuration: Double
+    /// Frames since the far end or the near end last talked.
+    private var framesSinceFar = Int.max / 2
+    private var framesSinceNear = Int.max / 2
+    private var speechRun = 0
+    private var silenceRun = 0
+    private(set) var isNearEndActive = false
+    private(set) var isSpeakingWhileMuted = false
+    private(set) var mutedSpeechEvents = 0
+    private let sampleRate: Double
+
+    init(frameDuration: Double, sampleRate: Int) {
+        self.frameDuration = frameDuration
+        self.sampleRate = Double(sampleRate)
+    }
+
+    /// Takes loudspeaker samples (full scale 1.0).
+    func render(_ x: UnsafePointer<Float>, _ n: Int) {
+        var e: Float = 0
+        for i in 0..<n { e += x[i] * x[i] }
+        // -50 dBFS mean power over the period.
+        if n > 0 && e / Float(n) > 1e-5 {
+            framesSinceFar = 0
+        } else {
+            framesSinceFar += max(1, Int(Double(n) / sampleRate / frameDuration))
+        }
+    }
+
+    /// Takes one frame's voice-activity decision.
+    func nearEnd(speech: Bool, muted: Bool) {
+        isNearEndActive = speech
+        framesSinceNear = speech ? 0 : framesSinceNear + 1
+        guard muted else {
+            speechRun = 0
+            silenceRun = 0
+            isSpeakingWhileMuted = false
+            return
+        }
+        if speech {
+            speechRun += 1
+            silenceRun = 0
+            if !isSpeakingWhileMuted && Double(speechRun) * frameDuration >= 0.15 {
+                isSpeakingWhileMuted = true
+                mutedSpeechEvents += 1
+            }
+        } else {
+            silenceRun += 1
+            speechRun = 0
+            if isSpeakingWhileMuted && Double(silenceRun) * frameDuration >= 0.5 { isSpeakingWhileMuted = false }
+        }
+    }
+
+    /// Whether either side talked within the last half second (for advanced ducking).
+    var isConversationActive: Bool {
+        let hold = Int(0.5 / frameDuration)
+        return framesSinceFar <= hold || framesSinceNear <= hold
+    }
+}
