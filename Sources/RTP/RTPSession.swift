@@ -24,6 +24,11 @@ public struct RTPSessionConfiguration: Sendable {
     public var cname: String?
     /// Source validation; its payload type is always the session's ``payloadType``.
     public var validator: RTPSourceValidator.Configuration
+    /// Send RTP and RTCP to where the peer's RTP comes from once its source is locked, instead of
+    /// ``remoteAddress`` (symmetric RTP). For a peer whose SDP gives an address it cannot be
+    /// reached at from our socket, such as an IPv6 address when our socket is IPv4 while it
+    /// sends from IPv4; RTCP then goes to the next port, or the same one with ``rtcpMux``.
+    public var latchesToPeerSource = false
 
     public init(localAddress: SocketAddress, remoteAddress: SocketAddress, remoteRTCPAddress: SocketAddress? = nil,
                 rtcpMux: Bool = false, payloadType: UInt8 = 96, opus: OpusCallConfiguration = .init(),
@@ -261,11 +266,21 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
                 if lockedSSRC != packet.ssrc {
                     lockedSSRC = packet.ssrc
                     logger.info("RTP source locked", metadata: ["source": "\(source)", "ssrc": "\(packet.ssrc)"])
+                    if configuration.latchesToPeerSource { latch(to: source) }
                 }
                 peerSentAt = arrival
                 ring.push(packet, payload: UnsafeRawBufferPointer(rebasing: datagram[payload]))
             }
         }
+    }
+
+    /// Sends to `source` from now on: the I/O thread's sender at its next frame, RTCP at once.
+    private func latch(to source: SocketAddress) {
+        let rtcp = RTPSessionConfiguration.rtcpDestination(rtp: source, rtcp: nil, mux: configuration.rtcpMux)
+        guard rtcp != rtcpDestination else { return }
+        rtcpDestination = rtcp
+        state.peer.publish(rtp: source, rtcp: rtcp)
+        logger.info("RTP sent where the peer's RTP comes from", metadata: ["rtp": "\(source)", "rtcp": "\(rtcp)"])
     }
 
     // MARK: RTCP

@@ -366,9 +366,15 @@ public actor CallController {
             if let bitrate = remote.parameters.maxAverageBitrate { codec.bitrate = min(codec.bitrate, bitrate) }
             let mux = configuration.rtcpMux && remote.rtcpMux
             let (remoteAddress, rtcpAddress) = try destinations(of: remote, mux: mux)
-            let rtpConfiguration = RTPSessionConfiguration(
+            var rtpConfiguration = RTPSessionConfiguration(
                 localAddress: ports.rtp, remoteAddress: remoteAddress, remoteRTCPAddress: rtcpAddress,
                 rtcpMux: mux, payloadType: remote.payloadType, opus: codec)
+            // An SDP address our socket cannot send to (another address family: a peer that
+            // advertises IPv6 while it talks to us over IPv4): answer where its RTP comes from.
+            if configuration.mediaPath == nil && remoteAddress.family != ports.rtp.family {
+                rtpConfiguration.latchesToPeerSource = true
+                logger.warning("the peer's media address is \(remoteAddress), which our \(ports.rtp) cannot reach: sending where its RTP comes from")
+            }
             ports.release()
             let rtp = try RTPSession(configuration: rtpConfiguration, logger: logger)
             // A peer whose stream does not receive (offered or answered sendonly or inactive) gets no RTP.

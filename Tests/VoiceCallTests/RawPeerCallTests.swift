@@ -221,4 +221,40 @@ struct RawPeerCallTests {
         #expect(await eventually { !bob.session.isActive })
         await bob.shutdown()
     }
+
+    @Test("A peer whose SDP gives an IPv6 address while it talks to us over IPv4 gets our RTP where its RTP comes from")
+    func peerAdvertisingAnotherAddressFamily() async throws {
+        // linphonec does this on its first start: c=IN IP6 <its address>, RTP from 127.0.0.1.
+        let bob = try Phone("bob")
+        await bob.controller.start()
+        let raw = RawCaller(agent: bob.controller.sipAddress, callID: "family-call")
+        raw.send("INVITE", cseq: 1, toTag: nil, body: raw.sdp(connection: "IP6 ::1"))
+        let call = try await Self.answerFirstCall(bob)
+        let ok = try await raw.response(to: 1)
+        #expect(ok.status == 200)
+        raw.send("ACK", cseq: 1, toTag: ok.tag)
+        let ours = try OpusSDP.stream(in: SessionDescription.parse(ok.body))
+        let bobRTP = try SocketAddress(host: ours.address, port: UInt16(ours.port))
+        // Before the peer talks there is nowhere we can send to.
+        #expect(await raw.packets(for: 0.5).isEmpty)
+        // The peer talks from its IPv4 media socket for 1.6 s while we listen on that socket.
+        let talking = Task {
+            var sender = RTPSender(encoder: try OpusRTPEncoder(configuration: OpusCallConfiguration(),
+                                                               packetizer: RTPPacketizer(payloadType: ours.payloadType)),
+                                   socket: raw.media, destination: bobRTP)
+            let tone = Tone.sine(frequency: 300, sampleRate: 16000, seconds: 0.02, amplitude: 0.1).map { Int16($0 * 32767) }
+            for k in 0..<80 {
+                tone.withUnsafeBufferPointer { _ = sender.send($0, now: UInt64(k) * 20_000_000) }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        let heard = await raw.packets(for: 1.5)
+        try await talking.value
+        #expect(heard.count >= 25, "\(heard.count) packets reached the peer's IPv4 socket")
+        #expect(await call.statistics.packetsReceived >= 40)
+
+        raw.send("BYE", cseq: 2, toTag: ok.tag)
+        #expect(await call.ended() == .remoteHangUp)
+        await bob.shutdown()
+    }
 }

@@ -9,17 +9,24 @@ import Synchronization
 /// same even number before and after. A reader never waits: when it sees a write under way it
 /// keeps its old address and looks again at its next frame.
 ///
-/// Thread safety: one writer at a time (``publish(rtp:rtcp:)``, the control thread); any number
-/// of readers (``read(newerThan:)``), which do not allocate, lock or block (real-time safe).
+/// Thread safety: writers (``publish(rtp:rtcp:)``: the control thread for a re-INVITE, the
+/// network thread when it latches to the peer's source) take turns on a mutex; readers
+/// (``read(newerThan:)``, the I/O and network threads) do not allocate, lock or block (real-time safe).
 final class PeerAddressMailbox: Sendable {
     /// Bytes of an address kept: a `sockaddr_in6` (28 bytes) fits, and a `sockaddr_in`.
     private static let wordsPerAddress = 4
     private let sequence = Atomic<Int>(0)
     private let words = AtomicCells(count: 2 * wordsPerAddress)
+    /// Two writers must not interleave: a reader could then take half of each address.
+    private let writing = Mutex<Void>(())
 
 
     /// Publishes new destinations.
     func publish(rtp: SocketAddress, rtcp: SocketAddress) {
+        writing.withLock { _ in write(rtp: rtp, rtcp: rtcp) }
+    }
+
+    private func write(rtp: SocketAddress, rtcp: SocketAddress) {
         let start = sequence.load(ordering: .relaxed)
         sequence.store(start + 1, ordering: .relaxed)
         atomicMemoryFence(ordering: .releasing)
