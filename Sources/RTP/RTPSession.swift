@@ -199,7 +199,8 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
     private var peerSentAt: UInt64 = 0
     private var framesAtLastReport = 0
     private var lockedSSRC: UInt32?
-    /// Where RTCP goes, and the last ``PeerAddressMailbox`` write followed.
+    /// Where RTP and RTCP go, and the last ``PeerAddressMailbox`` write followed.
+    private var rtpDestination: SocketAddress
     private var rtcpDestination: SocketAddress
     private var peerVersion = 0
 
@@ -210,6 +211,7 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
         self.cname = cname
         self.rtp = rtp
         self.rtcp = rtcp
+        rtpDestination = configuration.remoteAddress
         rtcpDestination = configuration.rtcpDestination
         self.ring = ring
         self.state = state
@@ -234,6 +236,7 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
             let untilReport = max(0, Int((scheduler.nextDue - seconds(now)) * 1000))
             let (rtpReady, rtcpReady) = UDPSocket.waitReadable(rtp, rtcp, timeoutMs: min(20, untilReport))
             if let moved = state.peer.read(newerThan: &peerVersion) {
+                rtpDestination = moved.rtp
                 rtcpDestination = moved.rtcp
                 validator.peerMoved(to: moved.rtp)
                 logger.info("RTP peer moved", metadata: ["rtp": "\(moved.rtp)", "rtcp": "\(moved.rtcp)"])
@@ -274,10 +277,12 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
         }
     }
 
-    /// Sends to `source` from now on: the I/O thread's sender at its next frame, RTCP at once.
+    /// Sends to `source` from now on, unless RTP already goes there: the I/O thread's sender at
+    /// its next frame, RTCP (to the next port, or the same with rtcp-mux) at once.
     private func latch(to source: SocketAddress) {
+        guard source != rtpDestination else { return }
         let rtcp = RTPSessionConfiguration.rtcpDestination(rtp: source, rtcp: nil, mux: configuration.rtcpMux)
-        guard rtcp != rtcpDestination else { return }
+        rtpDestination = source
         rtcpDestination = rtcp
         state.peer.publish(rtp: source, rtcp: rtcp)
         logger.info("RTP sent where the peer's RTP comes from", metadata: ["rtp": "\(source)", "rtcp": "\(rtcp)"])

@@ -36,6 +36,8 @@ public struct CallConfiguration: Sendable {
     /// Where RTP for the peer's SDP address is really sent: an impairment relay in tests and
     /// demos (RTCP still goes straight to the peer). Nil: straight to the peer.
     public var mediaPath: (@Sendable (SocketAddress) -> SocketAddress)?
+    /// When our RTP goes where the peer's RTP comes from instead of to the address in its SDP.
+    public var mediaLatching: MediaLatching = .whenUnreachable
     /// Seconds of the processed uplink to keep for analysis (``CallController/recordedUplink(of:)``); 0: none.
     public var recordUplinkSeconds: Double = 0
 
@@ -54,3 +56,21 @@ public struct CallConfiguration: Sendable {
         self.rtcpMux = rtcpMux
     }
 }
+
+/// When a call sends its RTP and RTCP to where the peer's RTP comes from (once the peer's source
+/// is locked) rather than to the address in the peer's SDP: symmetric RTP. Never with
+/// ``CallConfiguration/mediaPath`` set (media then comes through a relay on purpose).
+///
+/// Thread safety: a value type.
+public enum MediaLatching: Sendable, Equatable {
+    /// RTP always goes to the SDP address.
+    case never
+    /// Only when our media socket cannot send to the SDP address at all (another address family:
+    /// a peer that advertises IPv6 while it talks to us over IPv4). The default: it can only help.
+    case whenUnreachable
+    /// Whenever the peer's source differs from its SDP address: a peer behind NAT that advertises
+    /// its private address. The first source that passes validation gets our media, so use it
+    /// where peers are known to be behind NAT.
+    case always
+}
+

@@ -369,10 +369,14 @@ public actor CallController {
             var rtpConfiguration = RTPSessionConfiguration(
                 localAddress: ports.rtp, remoteAddress: remoteAddress, remoteRTCPAddress: rtcpAddress,
                 rtcpMux: mux, payloadType: remote.payloadType, opus: codec)
-            // An SDP address our socket cannot send to (another address family: a peer that
-            // advertises IPv6 while it talks to us over IPv4): answer where its RTP comes from.
-            if configuration.mediaPath == nil && remoteAddress.family != ports.rtp.family {
-                rtpConfiguration.latchesToPeerSource = true
+            // Another address family (a peer that advertises IPv6 while it talks to us over IPv4):
+            // nothing we send there arrives.
+            let unreachable = remoteAddress.family != ports.rtp.family
+            if configuration.mediaPath == nil {
+                rtpConfiguration.latchesToPeerSource = configuration.mediaLatching == .always
+                    || (configuration.mediaLatching == .whenUnreachable && unreachable)
+            }
+            if unreachable && rtpConfiguration.latchesToPeerSource {
                 logger.warning("the peer's media address is \(remoteAddress), which our \(ports.rtp) cannot reach: sending where its RTP comes from")
             }
             ports.release()

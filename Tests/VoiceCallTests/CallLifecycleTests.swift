@@ -15,7 +15,7 @@ final class Phone: Sendable {
     let session: AudioSession
     let controller: CallController
 
-    init(_ name: String, options: AudioSession.CategoryOptions = []) throws {
+    init(_ name: String, options: AudioSession.CategoryOptions = [], latching: MediaLatching = .whenUnreachable) throws {
         system = AudioSystem(hardware: hardware)
         session = system.makeSession(name: name)
         let speech = Tone.sine(frequency: 300, sampleRate: 16000, seconds: 1, amplitude: 0.05)
@@ -25,6 +25,7 @@ final class Phone: Sendable {
                                           nearSpeech: speech, paced: true, recordSeconds: 30))
         }, categoryOptions: options)
         configuration.preferredSampleRate = 16000
+        configuration.mediaLatching = latching
         controller = try CallController(configuration: configuration, session: session)
     }
 

@@ -225,36 +225,51 @@ struct RawPeerCallTests {
     @Test("A peer whose SDP gives an IPv6 address while it talks to us over IPv4 gets our RTP where its RTP comes from")
     func peerAdvertisingAnotherAddressFamily() async throws {
         // linphonec does this on its first start: c=IN IP6 <its address>, RTP from 127.0.0.1.
-        let bob = try Phone("bob")
+        let heard = try await Self.rtpHeard(latching: .whenUnreachable, offering: "IP6 ::1", sendingFromAnotherPort: false)
+        #expect(heard >= 25, "\(heard) packets reached the peer's IPv4 socket")
+    }
+
+    @Test("With latching always on, a peer that sends from another port than its SDP gives (NAT) gets our RTP there; by default it does not")
+    func peerBehindNAT() async throws {
+        let latched = try await Self.rtpHeard(latching: .always, offering: "IP4 127.0.0.1", sendingFromAnotherPort: true)
+        #expect(latched >= 25, "\(latched) packets reached the port the peer sends from")
+        let notLatched = try await Self.rtpHeard(latching: .whenUnreachable, offering: "IP4 127.0.0.1", sendingFromAnotherPort: true)
+        #expect(notLatched == 0, "\(notLatched) packets went to the port the peer sends from")
+    }
+
+    /// A raw peer offers its media socket at `connection`, talks for 1.6 s (from another socket
+    /// with `sendingFromAnotherPort`, as through a NAT), and counts our RTP packets that reach the
+    /// socket it talks from.
+    static func rtpHeard(latching: MediaLatching, offering connection: String, sendingFromAnotherPort: Bool) async throws -> Int {
+        let bob = try Phone("bob", latching: latching)
         await bob.controller.start()
-        let raw = RawCaller(agent: bob.controller.sipAddress, callID: "family-call")
-        raw.send("INVITE", cseq: 1, toTag: nil, body: raw.sdp(connection: "IP6 ::1"))
-        let call = try await Self.answerFirstCall(bob)
+        let raw = RawCaller(agent: bob.controller.sipAddress, callID: "latch-\(latching)-\(sendingFromAnotherPort)")
+        raw.send("INVITE", cseq: 1, toTag: nil, body: raw.sdp(connection: connection))
+        let call = try await answerFirstCall(bob)
         let ok = try await raw.response(to: 1)
         #expect(ok.status == 200)
         raw.send("ACK", cseq: 1, toTag: ok.tag)
         let ours = try OpusSDP.stream(in: SessionDescription.parse(ok.body))
         let bobRTP = try SocketAddress(host: ours.address, port: UInt16(ours.port))
-        // Before the peer talks there is nowhere we can send to.
-        #expect(await raw.packets(for: 0.5).isEmpty)
-        // The peer talks from its IPv4 media socket for 1.6 s while we listen on that socket.
+        let talkingSocket = sendingFromAnotherPort ? try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0)) : raw.media
+        // Nothing reaches the socket the peer talks from before it talks.
+        #expect(await raw.packets(for: 0.5, at: talkingSocket).isEmpty)
         let talking = Task {
             var sender = RTPSender(encoder: try OpusRTPEncoder(configuration: OpusCallConfiguration(),
                                                                packetizer: RTPPacketizer(payloadType: ours.payloadType)),
-                                   socket: raw.media, destination: bobRTP)
+                                   socket: talkingSocket, destination: bobRTP)
             let tone = Tone.sine(frequency: 300, sampleRate: 16000, seconds: 0.02, amplitude: 0.1).map { Int16($0 * 32767) }
             for k in 0..<80 {
                 tone.withUnsafeBufferPointer { _ = sender.send($0, now: UInt64(k) * 20_000_000) }
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
-        let heard = await raw.packets(for: 1.5)
+        let heard = await raw.packets(for: 1.5, at: talkingSocket)
         try await talking.value
-        #expect(heard.count >= 25, "\(heard.count) packets reached the peer's IPv4 socket")
         #expect(await call.statistics.packetsReceived >= 40)
-
         raw.send("BYE", cseq: 2, toTag: ok.tag)
         #expect(await call.ended() == .remoteHangUp)
         await bob.shutdown()
+        return heard.count
     }
 }
