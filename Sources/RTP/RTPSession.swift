@@ -24,10 +24,10 @@ public struct RTPSessionConfiguration: Sendable {
     public var cname: String?
     /// Source validation; its payload type is always the session's ``payloadType``.
     public var validator: RTPSourceValidator.Configuration
-    /// Send RTP and RTCP to where the peer's RTP comes from once its source is locked, instead of
-    /// ``remoteAddress`` (symmetric RTP). For a peer whose SDP gives an address it cannot be
-    /// reached at from our socket, such as an IPv6 address when our socket is IPv4 while it
-    /// sends from IPv4; RTCP then goes to the next port, or the same one with ``rtcpMux``.
+    /// Send RTP and RTCP to where the peer's RTP comes from each time its source is locked,
+    /// instead of ``remoteAddress`` (symmetric RTP): for a peer behind NAT, or one whose SDP gives
+    /// an address our socket cannot reach (IPv6 when our socket is IPv4 while it sends from
+    /// IPv4). RTCP then goes to the next port, or the same one with ``rtcpMux``.
     public var latchesToPeerSource = false
 
     public init(localAddress: SocketAddress, remoteAddress: SocketAddress, remoteRTCPAddress: SocketAddress? = nil,
@@ -199,6 +199,8 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
     private var peerSentAt: UInt64 = 0
     private var framesAtLastReport = 0
     private var lockedSSRC: UInt32?
+    /// The validator's lock generation last latched to.
+    private var latchedGeneration: UInt32 = 0
     /// Where RTP and RTCP go, and the last ``PeerAddressMailbox`` write followed.
     private var rtpDestination: SocketAddress
     private var rtcpDestination: SocketAddress
@@ -269,7 +271,13 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
                 if lockedSSRC != packet.ssrc {
                     lockedSSRC = packet.ssrc
                     logger.info("RTP source locked", metadata: ["source": "\(source)", "ssrc": "\(packet.ssrc)"])
-                    if configuration.latchesToPeerSource { latch(to: source) }
+                }
+                // Each new lock (a new source, or the same SSRC from a new port after a NAT
+                // rebinding), not each packet: a re-INVITE's move must not be undone by the
+                // packets still coming from the old address.
+                if configuration.latchesToPeerSource && validator.generation != latchedGeneration {
+                    latchedGeneration = validator.generation
+                    latch(to: source)
                 }
                 peerSentAt = arrival
                 ring.push(packet, payload: UnsafeRawBufferPointer(rebasing: datagram[payload]))

@@ -73,4 +73,3 @@ public enum MediaLatching: Sendable, Equatable {
     /// where peers are known to be behind NAT.
     case always
 }
-
