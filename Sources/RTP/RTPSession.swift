@@ -198,9 +198,8 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
     private var lastSenderReportArrival: UInt64 = 0
     private var peerSentAt: UInt64 = 0
     private var framesAtLastReport = 0
-    private var lockedSSRC: UInt32?
-    /// The validator's lock generation last latched to.
-    private var latchedGeneration: UInt32 = 0
+    /// The validator's lock generation last seen: a new one is a new source or SSRC.
+    private var lockGeneration: UInt32 = 0
     /// Where RTP and RTCP go, and the last ``PeerAddressMailbox`` write followed.
     private var rtpDestination: SocketAddress
     private var rtcpDestination: SocketAddress
@@ -268,16 +267,13 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
                 continue
             }
             if case let .accept(packet, payload) = validator.validate(datagram, from: source, arrival: arrival) {
-                if lockedSSRC != packet.ssrc {
-                    lockedSSRC = packet.ssrc
+                // Latching acts at each new lock (a new source, or the same SSRC from a new port
+                // after a NAT rebinding), not at each packet: a re-INVITE's move must not be
+                // undone by the packets still coming from the old address.
+                if validator.generation != lockGeneration {
+                    lockGeneration = validator.generation
                     logger.info("RTP source locked", metadata: ["source": "\(source)", "ssrc": "\(packet.ssrc)"])
-                }
-                // Each new lock (a new source, or the same SSRC from a new port after a NAT
-                // rebinding), not each packet: a re-INVITE's move must not be undone by the
-                // packets still coming from the old address.
-                if configuration.latchesToPeerSource && validator.generation != latchedGeneration {
-                    latchedGeneration = validator.generation
-                    latch(to: source)
+                    if configuration.latchesToPeerSource { latch(to: source) }
                 }
                 peerSentAt = arrival
                 ring.push(packet, payload: UnsafeRawBufferPointer(rebasing: datagram[payload]))

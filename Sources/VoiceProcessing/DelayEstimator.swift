@@ -86,8 +86,9 @@ final class DelayEstimator {
     private var weightSum: Double = 0
     private var timeSum: Double = 0
     private let shiftTracker: ResponseShiftTracker
-    /// Confidence (z-score) a measurement needs before the shift tracker follows it.
-    static let trackingConfidence = 7.0
+    /// The confidence (z-score) above which a peak is real: what the alignment and the shift
+    /// tracker (hence the drift) act on.
+    static let confident = 7.0
 
     /// - Parameters:
     ///   - processingRate: a multiple of 4 kHz.
@@ -307,7 +308,7 @@ final class DelayEstimator {
         var earliest = peak
         for k in (peak + 1)..<min(lagCount, peak + 1 + Self.decimatedRate / 25) where correlation[k] >= threshold { earliest = k }
         let time = weightSum > 0 ? timeSum / weightSum : Double(end)
-        let tracked = confidence >= Self.trackingConfidence
+        let tracked = confidence >= Self.confident
             ? shiftTracker.track(re: pRe, im: pIm, top: lagMinimum + lagCount - 1, peakLag: lag) : nil
         return Estimate(delay: lag * Double(factor), confidence: confidence,
                         onset: min(lag, top - Double(earliest)) * Double(factor),

@@ -118,7 +118,7 @@ final class EchoAlignment {
     func updateEstimate(delay measured: Double, onset: Double? = nil, confidence: Double, at time: Int) -> Bool {
         guard fixedDelay == nil else { return false }
         let ms = Double(sampleRate) / 1000
-        guard confidence >= 7 else { return false }
+        guard confidence >= DelayEstimator.confident else { return false }
         // Two agreeing measurements in a row confirm a delay.
         defer { candidate = measured }
         guard let previous = candidate, abs(previous - measured) <= ms else { return false }
