@@ -11,9 +11,9 @@
 /// of the window, fitted on their own, agree with it (within 5 ppm or three times their own
 /// error): a real drift gives the same slope everywhere, a step gives two flat halves.
 /// Measurements more than 0.25 ms off the current line are left out (the estimator's own jitter
-/// is a few hundredths of a millisecond); eight in a row mean the delay really moved, and the
+/// is a few hundredths of a millisecond without drift); eight in a row mean the delay really moved, and the
 /// history starts over. The slope is reported once the measurements span
-/// ``minimumSpan`` and its standard error is below 4 ppm.
+/// ``minimumSpan`` and its standard error is below 4 ppm or a tenth of the slope.
 ///
 /// Thread safety: not thread-safe; used by the I/O thread only. Nothing allocates after `init`.
 final class DriftEstimator {
@@ -137,7 +137,10 @@ final class DriftEstimator {
         origin = whole.origin
         slopeError = whole.error
         span = (times[(head + count - 1) % capacity] - times[head]) / Double(sampleRate)
-        guard span >= minimumSpan, slopeError < 4e-6,
+        // The error allowed: 4 ppm, or a tenth of the slope. On speech the estimator's jitter
+        // grows with the drift (0.4 samples at 100 ppm, 1 at 200), and the absolute bound alone
+        // held a 100 ppm drift back until 6 s, with the echo moving 1.6 samples a second.
+        guard span >= minimumSpan, slopeError < max(4e-6, abs(whole.slope) / 10),
               let early = fit(0, count / 2), let late = fit(count / 2, count - count / 2)
         else {
             isConfident = false

@@ -138,6 +138,23 @@ struct EstimatorTests {
         #expect(real.isConfident && abs(real.significantSlope * 1e6 - 50) < 1)
     }
 
+    @Test("A large drift is followed from the minimum span on, despite the estimator's jitter")
+    func largeDriftIsFollowedEarly() {
+        // 150 ppm (0.31 sample per 2048-sample hop) measured with 0.4 samples of jitter, what
+        // the estimator gives on speech at that drift. After 2.4 s the slope's standard error is
+        // about 8 ppm: too loose for a drift of a few ppm, but a tenth of this one.
+        var random = SeededRandom(seed: 3)
+        let drift = DriftEstimator(sampleRate: 16000)
+        for hop in 0..<20 { drift.add(time: hop * 2048, delay: 90 + Double(hop * 2048) * 150e-6 + 0.4 * random.gaussian()) }
+        #expect(drift.isConfident, "not confident after 2.4 s: \(drift.ppm) ppm +- \(drift.slopeError * 1e6)")
+        #expect(abs(drift.significantSlope * 1e6 - 150) < 20, "estimated \(drift.ppm) ppm")
+        // The same jitter without drift is not taken for one.
+        var again = SeededRandom(seed: 3)
+        let still = DriftEstimator(sampleRate: 16000)
+        for hop in 0..<20 { still.add(time: hop * 2048, delay: 90 + 0.4 * again.gaussian()) }
+        #expect(still.significantSlope == 0, "jitter taken for \(still.ppm) ppm")
+    }
+
     @Test("Alignment keeps a small residual delay and re-places a large one")
     func alignmentBand() {
         let a = EchoAlignment(sampleRate: 16000, fixedDelay: nil)

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Runs CallAudio and plain SpeexDSP side by side on scenarios outside the suite's.
+
+Usage (from the repository root, after `swift build -c release --product aecbench` and
+`Tools/score` has made the venv):
+
+    .venv/bin/python Tools/scoring/sweep.py [--only drift100,drift-100] [--seeds 2,4] [--out-dir out/sweep]
+
+Each variant changes one thing from the suite's base scenario (RT60 0.3 s, 5 ms delay, SER 0 dB,
+ENR 40 dB, double talk 8-14 s). Seed n pairs the far and near talkers differently from the suite
+(`PAIRS[n % 3]`), so the sweep also hears talkers in roles the suite does not give them. One line
+per run on stdout, and every run's metrics as JSON lines in OUT_DIR/results.jsonl.
+"""
+import argparse
+import json
+import os
+import subprocess
+
+SPEECH = "Tests/Fixtures/speech/"
+AECBENCH = ".build/release/aecbench"
+PAIRS = [("fr_f_msginstruct_16k.wav", "en_m_librivox_16k.wav"),
+         ("en_m_librivox_16k.wav", "en_f_echotest_16k.wav"),
+         ("fr_f_congrats_16k.wav", "en_f_congrats_16k.wav")]
+VARIANTS = {
+    "base": [],
+    "rt60_0.1": ["--rt60", "0.1"], "rt60_0.6": ["--rt60", "0.6"], "rt60_0.9": ["--rt60", "0.9"],
+    "delay0": ["--delay-ms", "0"], "delay40": ["--delay-ms", "40"], "delay300": ["--delay-ms", "300"],
+    "drift-200": ["--drift-ppm=-200"], "drift-100": ["--drift-ppm=-100"], "drift-50": ["--drift-ppm=-50"],
+    "drift100": ["--drift-ppm", "100"], "drift150": ["--drift-ppm", "150"],
+    "ser-10": ["--ser-db=-10"], "ser10": ["--ser-db", "10"],
+    "enr20": ["--enr-db", "20"], "enr60": ["--enr-db", "60"],
+    "hard": ["--nonlinear", "hard"],
+    "pathchange_dt": ["--path-change-s", "12", "--double-talk", "10,14"],
+    "early_dt": ["--double-talk", "1,5"],
+    "rate48k": ["--rate", "48000"],
+}
+KEYS = ["erle_db", "linear_erle_db", "pesq", "post_double_talk_erle_db", "convergence_s",
+        "estimated_delay_ms", "estimated_drift_ppm", "canceller_resets"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="comma-separated variants (default: all)")
+    parser.add_argument("--seeds", default="2,4")
+    parser.add_argument("--out-dir", default="out/sweep")
+    args = parser.parse_args()
+    only = [v for v in args.only.split(",") if v]
+    unknown = [v for v in only if v not in VARIANTS]
+    if unknown:
+        parser.error(f"unknown variants {unknown}; known: {', '.join(VARIANTS)}")
+    os.makedirs(args.out_dir, exist_ok=True)
+    results = open(os.path.join(args.out_dir, "results.jsonl"), "a")
+    for name, options in VARIANTS.items():
+        if only and name not in only:
+            continue
+        for seed in (int(s) for s in args.seeds.split(",")):
+            far, near = PAIRS[seed % len(PAIRS)]
+            folder = os.path.join(args.out_dir, f"{name}_seed{seed}")
+            subprocess.run([AECBENCH, "simulate", "--far", SPEECH + far, "--near", SPEECH + near,
+                            "--seed", str(seed), "--out-dir", folder] + options, check=True, capture_output=True)
+            row = {"variant": name, "seed": seed, "far": far, "near": near}
+            for engine in ["callaudio", "speex"]:
+                run = subprocess.run([AECBENCH, "process", "--far", f"{folder}/far.wav", "--mic", f"{folder}/mic.wav",
+                                      "--out", f"{folder}/out_{engine}.wav", "--engine", engine, "--pesq", "--json"],
+                                     capture_output=True, text=True, check=True)
+                metrics = json.loads(run.stdout.strip().splitlines()[-1])
+                row[engine] = {k: metrics.get(k) for k in KEYS}
+            results.write(json.dumps(row) + "\n")
+            results.flush()
+            print(line(row), flush=True)
+
+
+def line(row):
+    def f(x):
+        return "    -" if x is None else f"{x:5.1f}" if abs(x) >= 10 else f"{x:5.2f}"
+    c, s = row["callaudio"], row["speex"]
+    return (f"{row['variant']:13s} seed {row['seed']}  CallAudio ERLE {f(c['erle_db'])} lin {f(c['linear_erle_db'])}"
+            f" PESQ {f(c['pesq'])} ppm {f(c['estimated_drift_ppm'])} resets {c['canceller_resets']}"
+            f"  |  SpeexDSP ERLE {f(s['erle_db'])} lin {f(s['linear_erle_db'])} PESQ {f(s['pesq'])}")
+
+
+if __name__ == "__main__":
+    main()
