@@ -131,6 +131,16 @@ public struct SessionDescription: Sendable, Equatable {
         /// ``SessionDescription/direction(of:)``, which applies a session-level one).
         public var direction: MediaDirection { explicitDirection ?? .sendrecv }
 
+        /// Sets the stream's direction attribute (replacing the one it has, else appended).
+        public mutating func setDirection(_ direction: MediaDirection) {
+            let attribute = Attribute(direction.rawValue)
+            if let at = attributes.firstIndex(where: { MediaDirection(rawValue: $0.name) != nil }) {
+                attributes[at] = attribute
+            } else {
+                attributes.append(attribute)
+            }
+        }
+
         /// The media-level direction attribute, if the stream has one.
         public var explicitDirection: MediaDirection? {
             for attribute in attributes { if let d = MediaDirection(rawValue: attribute.name) { return d } }
@@ -516,18 +526,27 @@ public enum OpusSDP {
         }
         var answer = ours
         var media = answer.media[index]
-        let direction = SessionDescription.Attribute(remote.direction.answer.rawValue)
-        if let at = media.attributes.firstIndex(where: { MediaDirection(rawValue: $0.name) != nil }) {
-            media.attributes[at] = direction
-        } else {
-            media.attributes.append(direction)
-        }
+        media.setDirection(remote.direction.answer)
         if !muxInUse { media.attributes.removeAll { $0.name == "rtcp-mux" } }
         answer.media[index] = media
         if answer != ours {
             answer.origin.sessionVersion = UInt64(ours.origin.sessionVersion).map { "\($0 &+ 1)" } ?? "1"
         }
         return (answer, remote)
+    }
+
+    /// A new offer from our last description `ours` (offer or answer) for a re-INVITE: the same
+    /// session with the Opus stream's direction set to `direction` (`inactive` to hold while we
+    /// can neither play nor capture, `sendrecv` to resume) and the origin's version increased
+    /// (RFC 3264 section 8).
+    ///
+    /// - Throws: ``SDPError/noOpus`` when `ours` has no active audio stream.
+    public static func reoffer(_ ours: SessionDescription, direction: MediaDirection) throws(SDPError) -> SessionDescription {
+        guard let index = ours.media.firstIndex(where: { $0.media == "audio" && $0.port != 0 }) else { throw .noOpus }
+        var offer = ours
+        offer.media[index].setDirection(direction)
+        offer.origin.sessionVersion = UInt64(ours.origin.sessionVersion).map { "\($0 &+ 1)" } ?? "1"
+        return offer
     }
 
     /// The encoder settings for sending to a peer that described its stream as `remote`:

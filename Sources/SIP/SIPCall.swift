@@ -49,6 +49,12 @@ public enum SIPCallEvent: Sendable, Hashable {
     /// ``SIPUserAgent/Configuration/answerChangedOffer`` has answered it (the 2xx is on its
     /// way), or, for a re-INVITE without an offer, its answer to ours, from the ACK.
     case reoffered(SIPBody)
+    /// Established: the peer accepted our re-INVITE (``SIPCall/reinvite(offer:)``) with a 2xx and
+    /// the ACK is sent. The body is its answer to our offer.
+    case reinviteAnswered(SIPBody?)
+    /// Established: the peer declined our re-INVITE with this final status (488, 403, or 491
+    /// Request Pending three times in a row); the session stays as it was (RFC 3261 section 14.1).
+    case reinviteDeclined(status: Int, reason: String)
     /// The call is over.
     case ended(SIPCallEndReason)
 }
@@ -204,6 +210,26 @@ public final class SIPCall: Sendable, CustomStringConvertible {
     /// - Throws: ``SIPError/invalidState(_:)`` unless the call is established (or connecting).
     public func bye() throws(SIPError) {
         try core.withState { $0.bye(key) }.get()
+    }
+
+    /// Established: offers a new session description with a re-INVITE (RFC 3261 section 14.1):
+    /// hold (`a=inactive` or `a=sendonly`), resume, a new address. The peer's answer comes as
+    /// ``SIPCallEvent/reinviteAnswered(_:)``, a refusal as ``SIPCallEvent/reinviteDeclined(status:reason:)``.
+    /// While another INVITE transaction of this dialog is in progress (ours, or the peer's
+    /// waiting for its ACK) the offer waits and goes out when it completes; a newer offer
+    /// replaces one still waiting. A 491 (both sides re-INVITEd at once) is retried after the
+    /// random wait of section 14.1. A 408 or no response ends the call with a BYE, a 481 ends it.
+    ///
+    /// - Throws: ``SIPError/invalidState(_:)`` unless the call is established.
+    public func reinvite(offer: SIPBody) throws(SIPError) {
+        try core.withState { $0.reinvite(key, offer: offer) }.get()
+    }
+
+    /// Our last session description in this call: the offer or answer we sent last, nil before
+    /// one was sent. The base for a re-INVITE's offer (RFC 3264 section 8: the same origin, its
+    /// version increased).
+    public var localDescription: SIPBody? {
+        core.withState { $0.calls[key]?.localBody }
     }
 
     /// Ends the call whatever its state: ``bye()`` when answered, ``cancel()`` when an outgoing

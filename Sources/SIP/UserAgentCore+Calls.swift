@@ -117,6 +117,8 @@ extension CoreState {
             guard !call.phase.isEnded else { return }
             if let inviteKey = call.inviteKey { clients[inviteKey] = nil }
             end(callKey, .cancelled(byRemote: false))
+        case .retryReinvite:
+            retryReinvite(callKey)
         case .linger:
             if let id = call.dialog?.id, dialogs[id] == callKey { dialogs[id] = nil }
             calls[callKey] = nil

@@ -25,6 +25,8 @@ extension CoreState {
         switch owner {
         case .invite(let callKey):
             inviteResponse(response, callKey: callKey)
+        case .reinvite(let callKey):
+            reinviteResponse(response, callKey: callKey, key: key)
         case .options:
             if response.statusCode >= 200, let waiter = optionsWaiters.removeValue(forKey: key) {
                 waiter.resume(returning: .success(response))
@@ -41,6 +43,8 @@ extension CoreState {
         case .invite(let callKey):
             guard let call = calls[callKey] else { return }
             end(callKey, call.cancelRequested ? .cancelled(byRemote: false) : .failed(status: 408, reason: "Request Timeout"))
+        case .reinvite(let callKey):
+            reinviteTimedOut(callKey: callKey, key: key)
         case .options:
             optionsWaiters.removeValue(forKey: key)?.resume(returning: .failure(.timeout))
         case .bye, .cancel, .none:

@@ -124,8 +124,8 @@ extension CoreState {
     /// the 2xx and the peer's answer comes with the ACK.
     private mutating func handleReInvite(_ request: SIPRequest, key: ServerKey, callKey: CallKey) {
         guard let call = calls[callKey], var dialog = call.dialog else { return }
-        guard call.phase == .established, call.pending2xx == nil else {
-            respond(key, status: 491)  // our 2xx is not acknowledged yet
+        guard call.phase == .established, call.pending2xx == nil, call.reinviteKey == nil else {
+            respond(key, status: 491)  // our 2xx is not acknowledged yet, or our own re-INVITE is under way
             return
         }
         guard let local = call.localBody, let cseq = try? request.headers.cseq() else {
@@ -247,6 +247,7 @@ extension CoreState {
             return
         }
         calls[callKey]!.pending2xx = nil
+        defer { sendQueuedReinvite(callKey) }  // ours may have waited for this transaction to end
         guard pending.isInitial else {
             // The answer to the offer our 2xx made for a re-INVITE without one.
             guard pending.awaitsAnswer, !request.body.isEmpty else { return }

@@ -26,6 +26,8 @@ enum ClientOwner: Sendable {
     case invite(CallKey)
     case cancel(CallKey)
     case bye(CallKey)
+    /// Our re-INVITE in an established call.
+    case reinvite(CallKey)
     case options
     /// Nobody (a BYE for a forked 2xx).
     case none
@@ -53,6 +55,8 @@ enum CallTimer: Sendable, Hashable {
     case ackTimeout(UInt32)
     /// A CANCEL got no final response for the INVITE in 64 × T1 (section 9.1).
     case cancelTimeout
+    /// Send the queued re-INVITE after a 491 Request Pending (RFC 3261 section 14.1).
+    case retryReinvite
     /// Forget an ended call (it stays to absorb late retransmissions).
     case linger
 }
@@ -107,6 +111,19 @@ struct CallRecord: Sendable {
     var pending2xx: Pending2xx?
     /// `bye()` was called before the ACK arrived: send the BYE when it does.
     var byeWhenACKed = false
+
+    // Our re-INVITEs (either direction, established).
+    /// The one in progress: its client transaction, CSeq and offer.
+    var reinviteKey: ClientKey?
+    var reinviteSequence: UInt32?
+    var reinviteOffer: SIPBody?
+    /// The ACK for its 2xx (and that 2xx's CSeq), sent again for each retransmitted 2xx.
+    var reinviteACK: (sequence: UInt32, bytes: [UInt8])?
+    /// The offer to send once no INVITE transaction is in progress (only the latest is kept).
+    var queuedOffer: SIPBody?
+    /// A 491 retry is scheduled; how many 491s in a row the current offer got.
+    var retryScheduled = false
+    var requestPendingCount = 0
 
     init(key: CallKey, direction: SIPCall.Direction, phase: SIPCallState, peer: SocketAddress, localHost: String,
          events: AsyncStream<SIPCallEvent>.Continuation) {

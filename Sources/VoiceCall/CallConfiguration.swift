@@ -38,6 +38,12 @@ public struct CallConfiguration: Sendable {
     public var mediaPath: (@Sendable (SocketAddress) -> SocketAddress)?
     /// When our RTP goes where the peer's RTP comes from instead of to the address in its SDP.
     public var mediaLatching: MediaLatching = .whenUnreachable
+    /// Whether an interruption that holds a call tells the peer, with a re-INVITE offering
+    /// `a=inactive`, and the interruption's end takes it off hold with `a=sendrecv` (RFC 3264
+    /// section 8.4). The peer then stops sending, shows the call as held, and does not take
+    /// the silence for a dead call (PBXes hang up after some time without RTP). Off: the call
+    /// is held on our side only.
+    public var holdsPeerWhileInterrupted = true
     /// Seconds of the processed uplink to keep for analysis (``CallController/recordedUplink(of:)``); 0: none.
     public var recordUplinkSeconds: Double = 0
 

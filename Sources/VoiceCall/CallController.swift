@@ -253,6 +253,11 @@ public actor CallController {
             startMedia(call.id, answer: body ?? record.earlyAnswer, then: { call.apply(.answered) })
         case let .reoffered(body):
             peerChanged(body, call)
+        case let .reinviteAnswered(body):
+            // The answer to our hold or resume: follow its address; its direction is ours mirrored.
+            if let body { peerChanged(body, call, announcesHold: false) }
+        case let .reinviteDeclined(status, reason):
+            logger.warning("call \(call.id): the peer declined our re-INVITE: \(status) \(reason)")
         case let .ended(reason):
             end(call.id, Self.endReason(reason, call))
         }
@@ -260,7 +265,7 @@ public actor CallController {
 
     /// The peer's description changed (a re-offer we answered, or its answer in the ACK of a
     /// re-INVITE without an offer): follow its address and its direction.
-    private func peerChanged(_ body: SIPBody, _ call: Call) {
+    private func peerChanged(_ body: SIPBody, _ call: Call, announcesHold: Bool = true) {
         guard let description = Self.description(in: body), let remote = try? OpusSDP.stream(in: description),
               var record = records[call.id], let media = record.media else { return }
         // `c=0.0.0.0` is the old way to hold (RFC 3264 section 8.4): send nothing, move nothing.
@@ -280,6 +285,7 @@ public actor CallController {
         let sending = remote.direction.receives && !heldByAddress
         guard media.rtp.isSending != sending else { return }
         media.rtp.isSending = sending
+        guard announcesHold else { return }
         logger.info("call \(call.id): \(sending ? "the peer took the call off hold" : "the peer put the call on hold")")
         eventContinuation.yield(.peerHold(callID: call.id, held: !sending))
     }
@@ -459,6 +465,20 @@ public actor CallController {
         record.io?.end()
         records[id]?.io = nil
         logger.info("call \(id) on hold: the audio session was interrupted")
+        offerDirection(.inactive, id)
+    }
+
+    /// Tells the peer we hold the call (`inactive`) or resume it (`sendrecv`), with a re-INVITE,
+    /// if so configured and the call is established.
+    private func offerDirection(_ direction: MediaDirection, _ id: String) {
+        guard configuration.holdsPeerWhileInterrupted, let record = records[id],
+              let ours = Self.description(in: record.sip.localDescription) else { return }
+        do {
+            let offer = try OpusSDP.reoffer(ours, direction: direction)
+            try record.sip.reinvite(offer: .sdp(offer.text))
+        } catch {
+            logger.info("call \(id): the peer is not told (\(direction)): \(error)")
+        }
     }
 
     private func sessionNotification(_ note: AudioSessionNotification) {
@@ -494,6 +514,7 @@ public actor CallController {
             records[id] = record
             record.call.apply(.resumed)
             logger.info("call \(id) resumed")
+            offerDirection(.sendrecv, id)
         } catch {
             logger.error("call \(id): cannot resume: \(error)")
         }

@@ -145,6 +145,23 @@ struct SDPTests {
         }
     }
 
+    @Test("Our re-offer changes only the Opus stream's direction and the origin's version")
+    func reoffer() throws {
+        let ours = OpusSDP.offer(address: try SocketAddress(host: "127.0.0.1", port: 5000), sessionID: 7)
+        let held = try OpusSDP.reoffer(ours, direction: .inactive)
+        #expect(try OpusSDP.stream(in: held).direction == .inactive)
+        #expect(held.origin.sessionVersion == "\((UInt64(ours.origin.sessionVersion) ?? 0) + 1)")
+        #expect(held.media[0].attributes.count(where: { MediaDirection(rawValue: $0.name) != nil }) == 1)
+        var back = try OpusSDP.reoffer(held, direction: .sendrecv)
+        #expect(try OpusSDP.stream(in: back).direction == .sendrecv)
+        back.origin.sessionVersion = ours.origin.sessionVersion
+        back.media[0].setDirection(ours.direction(of: ours.media[0]))
+        #expect(try OpusSDP.stream(in: back) == OpusSDP.stream(in: ours))
+        var noAudio = ours
+        noAudio.media[0].port = 0
+        #expect(throws: SDPError.noOpus) { try OpusSDP.reoffer(noAudio, direction: .inactive) }
+    }
+
     @Test("Offers without Opus and broken descriptions are refused with a reason")
     func errors() {
         #expect(throws: SDPError.noOpus) {

@@ -61,6 +61,26 @@ struct BaresipInteropTests {
         #expect(agent.statistics.unknownDialogRequests == 0)
     }
 
+    /// A call from baresip (which quits after `seconds`) to `agent`, answered with Opus and
+    /// established on both sides: the call, its events, baresip, and our answer.
+    static func answeredCall(to agent: SIPUserAgent, from directory: TemporaryDirectory, seconds: Int) async throws
+        -> (SIPCall, Recorder<SIPCallEvent>, ExternalProcess, SessionDescription) {
+        let calls = Recorder(agent.incomingCalls)
+        let baresip = try dialing(agent, from: directory, seconds: seconds)
+        guard let call = await calls.element(0, timeout: .seconds(10)) else {
+            baresip.stop()
+            Issue.record("no INVITE from baresip:\n\(baresip.output)")
+            throw CancellationError()
+        }
+        let events = Recorder(call.events)
+        let offer = try SessionDescription.parse(try #require(call.offer).text)
+        let (answer, _) = try OpusSDP.answer(offer, address: SocketAddress(host: "127.0.0.1", port: try freeUDPPort()), sessionID: 9,
+                                             parameters: .init(useInbandFEC: true))
+        try call.accept(answer: .sdp(answer.text))
+        #expect(await baresip.waitForOutput("Call established", timeout: .seconds(5)), "\(baresip.output)")
+        return (call, events, baresip, answer)
+    }
+
     /// baresip calls us, then holds and resumes the call (its `/hold` and `/resume` commands):
     /// each re-INVITE reaches the answerer, which answers with the reverse direction.
     @Test func baresipHoldsAndResumes() async throws {
@@ -72,17 +92,8 @@ struct BaresipInteropTests {
                   let (answer, _) = try? OpusSDP.reanswer(new, peerPrevious: previous, ours: last) else { return nil }
             return .sdp(answer.text)
         }
-        let calls = Recorder(agent.incomingCalls)
-        let baresip = try Self.dialing(agent, from: directory, seconds: 20)
+        let (call, events, baresip, _) = try await Self.answeredCall(to: agent, from: directory, seconds: 20)
         defer { baresip.stop() }
-
-        let call = try #require(await calls.element(0, timeout: .seconds(10)), "no INVITE from baresip:\n\(baresip.output)")
-        let events = Recorder(call.events)
-        let offer = try SessionDescription.parse(try #require(call.offer).text)
-        let (answer, _) = try OpusSDP.answer(offer, address: SocketAddress(host: "127.0.0.1", port: try freeUDPPort()), sessionID: 9,
-                                             parameters: .init(useInbandFEC: true))
-        try call.accept(answer: .sdp(answer.text))
-        #expect(await baresip.waitForOutput("Call established", timeout: .seconds(5)), "\(baresip.output)")
         func reoffers() -> [MediaDirection] {
             events.all.compactMap { event in
                 guard case let .reoffered(body) = event, let sdp = try? SessionDescription.parse(body.text),
@@ -99,6 +110,33 @@ struct BaresipInteropTests {
         try call.bye()
         #expect(agent.statistics.malformedDropped == 0)
         #expect(agent.statistics.unknownDialogRequests == 0)
+    }
+
+    /// baresip calls us, and we hold and resume the call with our own re-INVITEs (`a=inactive`,
+    /// then `a=sendrecv`): baresip answers each with the matching direction.
+    @Test func weHoldAndResumeACallWithBaresip() async throws {
+        let directory = TemporaryDirectory(prefix: "sip-baresip-held")
+        defer { directory.remove() }
+        let agent = try makeAgent(user: "bob", timers: .rfc3261)
+        let (call, events, baresip, answer) = try await Self.answeredCall(to: agent, from: directory, seconds: 20)
+        defer { baresip.stop() }
+        func answers() -> [MediaDirection] {
+            events.all.compactMap { event in
+                guard case let .reinviteAnswered(body?) = event, let sdp = try? SessionDescription.parse(body.text),
+                      let stream = try? OpusSDP.stream(in: sdp) else { return nil }
+                return stream.direction
+            }
+        }
+        try call.reinvite(offer: .sdp(try OpusSDP.reoffer(answer, direction: .inactive).text))
+        #expect(await events.wait(timeout: .seconds(5)) { _ in answers().count == 1 }, "\(events.all)\n\(baresip.output)")
+        let held = try SessionDescription.parse(try #require(call.localDescription).text)
+        try call.reinvite(offer: .sdp(try OpusSDP.reoffer(held, direction: .sendrecv).text))
+        #expect(await events.wait(timeout: .seconds(5)) { _ in answers().count == 2 }, "\(events.all)\n\(baresip.output)")
+        #expect(answers() == [.inactive, .sendrecv], "\(baresip.output)")
+        #expect(call.state == .established)
+        try call.bye()
+        #expect(agent.statistics.malformedDropped == 0)
+        #expect(agent.statistics.strayResponses == 0)
     }
 
     /// We call baresip with an Opus offer; it answers with Opus; both see the call; we hang up.

@@ -100,22 +100,36 @@ struct CallLifecycleTests {
         await alice.shutdown(); await bob.shutdown()
     }
 
-    @Test("A phone call puts the call on hold and its end resumes it")
+    @Test("A phone call puts the call on hold and its end resumes it; the peer is told both with re-INVITEs")
     func phoneCallHoldsAndResumes() async throws {
         let alice = try Phone("alice"), bob = try Phone("bob")
-        let (call, _) = try await alice.call(bob)
+        let bobHolds = Mutex<[Bool]>([])
+        let bobEvents = Task {
+            for await event in bob.controller.events {
+                if case let .peerHold(_, held) = event { bobHolds.withLock { $0.append(held) } }
+            }
+        }
+        defer { bobEvents.cancel() }
+        let (call, theirs) = try await alice.call(bob)
         let phone = alice.system.makeSession(name: "phone", priority: .phoneCall)
         try phone.setCategory(.playAndRecord, mode: .voiceChat)
         try phone.setActive(true)
         #expect(await eventually { call.state == .held(.interrupted) })
         #expect(!alice.session.isActive)
+        // Bob got `a=inactive`: the call is held on his side too, and he stops sending.
+        #expect(await eventually { bobHolds.withLock { $0 } == [true] })
         let before = await call.statistics
+        let bobBefore = await theirs.statistics
         try await Task.sleep(for: .milliseconds(500))
         #expect(await call.statistics.packetsSent == before.packetsSent)  // no capture while held
+        #expect(await theirs.statistics.packetsSent == bobBefore.packetsSent)
         try phone.setActive(false, options: .notifyOthersOnDeactivation)
         #expect(await eventually { call.state == .active })
         #expect(alice.session.isActive)
         #expect(await eventually { await call.statistics.packetsSent > before.packetsSent + 10 })
+        // `a=sendrecv` takes it off hold: Bob sends again.
+        #expect(await eventually { bobHolds.withLock { $0 } == [true, false] })
+        #expect(await eventually { await theirs.statistics.packetsSent > bobBefore.packetsSent + 10 })
         await call.hangUp()
         await alice.shutdown(); await bob.shutdown()
     }
