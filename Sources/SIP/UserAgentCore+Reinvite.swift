@@ -34,7 +34,6 @@ extension CoreState {
         calls[callKey]!.dialog = dialog
         calls[callKey]!.queuedOffer = nil
         calls[callKey]!.reinviteOffer = offer
-        calls[callKey]!.reinviteSequence = dialog.localSequence
         calls[callKey]!.reinviteKey = startClient(request, to: destination(of: dialog, fallback: call.peer),
                                                   owner: .reinvite(callKey))
         logger.info("SIP: call \(dialog.id.callID): re-INVITE sent")

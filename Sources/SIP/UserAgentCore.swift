@@ -113,9 +113,8 @@ struct CallRecord: Sendable {
     var byeWhenACKed = false
 
     // Our re-INVITEs (either direction, established).
-    /// The one in progress: its client transaction, CSeq and offer.
+    /// The one in progress: its client transaction and offer.
     var reinviteKey: ClientKey?
-    var reinviteSequence: UInt32?
     var reinviteOffer: SIPBody?
     /// The ACK for its 2xx (and that 2xx's CSeq), sent again for each retransmitted 2xx.
     var reinviteACK: (sequence: UInt32, bytes: [UInt8])?
