@@ -39,6 +39,8 @@ struct BaresipInteropTests {
     @Test func baresipCallsTheUserAgent() async throws {
         let directory = TemporaryDirectory(prefix: "sip-baresip-caller")
         defer { directory.remove() }
+        let media = try HeldPort()
+        defer { withExtendedLifetime(media) {} }  // held until baresip is gone
         let agent = try makeAgent(user: "bob", timers: .rfc3261)
         let calls = Recorder(agent.incomingCalls)
         let baresip = try Self.dialing(agent, from: directory, seconds: 15)
@@ -50,7 +52,7 @@ struct BaresipInteropTests {
         #expect(offer.contentType == "application/sdp")
         #expect(offer.text.contains("opus/48000/2"))
         try call.ringing()
-        try call.accept(answer: opusSDP(port: Int(try freeUDPPort())))
+        try call.accept(answer: opusSDP(port: media.port))
         #expect(await events.wait(timeout: .seconds(5)) { $0.first == .confirmed(nil) }, "\(events.all)\n\(baresip.output)")
         #expect(await baresip.waitForOutput("Call established", timeout: .seconds(5)), "\(baresip.output)")
         try call.bye()
@@ -63,7 +65,7 @@ struct BaresipInteropTests {
 
     /// A call from baresip (which quits after `seconds`) to `agent`, answered with Opus and
     /// established on both sides: the call, its events, baresip, and our answer.
-    static func answeredCall(to agent: SIPUserAgent, from directory: TemporaryDirectory, seconds: Int) async throws
+    static func answeredCall(to agent: SIPUserAgent, from directory: TemporaryDirectory, seconds: Int, media: HeldPort) async throws
         -> (SIPCall, Recorder<SIPCallEvent>, ExternalProcess, SessionDescription) {
         let calls = Recorder(agent.incomingCalls)
         let baresip = try dialing(agent, from: directory, seconds: seconds)
@@ -74,7 +76,7 @@ struct BaresipInteropTests {
         }
         let events = Recorder(call.events)
         let offer = try SessionDescription.parse(try #require(call.offer).text)
-        let (answer, _) = try OpusSDP.answer(offer, address: SocketAddress(host: "127.0.0.1", port: try freeUDPPort()), sessionID: 9,
+        let (answer, _) = try OpusSDP.answer(offer, address: SocketAddress(host: "127.0.0.1", port: UInt16(media.port)), sessionID: 9,
                                              parameters: .init(useInbandFEC: true))
         try call.accept(answer: .sdp(answer.text))
         #expect(await baresip.waitForOutput("Call established", timeout: .seconds(5)), "\(baresip.output)")
@@ -92,7 +94,9 @@ struct BaresipInteropTests {
                   let (answer, _) = try? OpusSDP.reanswer(new, peerPrevious: previous, ours: last) else { return nil }
             return .sdp(answer.text)
         }
-        let (call, events, baresip, _) = try await Self.answeredCall(to: agent, from: directory, seconds: 20)
+        let media = try HeldPort()
+        defer { withExtendedLifetime(media) {} }  // held until baresip is gone
+        let (call, events, baresip, _) = try await Self.answeredCall(to: agent, from: directory, seconds: 20, media: media)
         defer { baresip.stop() }
         func reoffers() -> [MediaDirection] {
             events.all.compactMap { event in
@@ -118,7 +122,9 @@ struct BaresipInteropTests {
         let directory = TemporaryDirectory(prefix: "sip-baresip-held")
         defer { directory.remove() }
         let agent = try makeAgent(user: "bob", timers: .rfc3261)
-        let (call, events, baresip, answer) = try await Self.answeredCall(to: agent, from: directory, seconds: 20)
+        let media = try HeldPort()
+        defer { withExtendedLifetime(media) {} }  // held until baresip is gone
+        let (call, events, baresip, answer) = try await Self.answeredCall(to: agent, from: directory, seconds: 20, media: media)
         defer { baresip.stop() }
         func answers() -> [MediaDirection] {
             events.all.compactMap { event in
@@ -143,6 +149,8 @@ struct BaresipInteropTests {
     @Test func userAgentCallsBaresip() async throws {
         let directory = TemporaryDirectory(prefix: "sip-baresip-callee")
         defer { directory.remove() }
+        let media = try HeldPort()
+        defer { withExtendedLifetime(media) {} }  // held until baresip is gone
         let port = try freeUDPPort()
         try Self.configure(directory, user: "carol", port: port)
         let baresip = try ExternalProcess("baresip", ["-f", directory.path, "-t", "15"], directory: directory.path)
@@ -150,7 +158,7 @@ struct BaresipInteropTests {
         #expect(await baresip.waitForOutput("baresip is ready", timeout: .seconds(10)), "\(baresip.output)")
 
         let agent = try makeAgent(user: "alice", timers: .rfc3261)
-        let call = try agent.invite(to: SIPURI(user: "carol", host: "127.0.0.1", port: port), offer: opusSDP(port: Int(try freeUDPPort())))
+        let call = try agent.invite(to: SIPURI(user: "carol", host: "127.0.0.1", port: port), offer: opusSDP(port: media.port))
         let events = Recorder(call.events)
         #expect(await events.wait(timeout: .seconds(10)) { $0.contains { if case .answered = $0 { true } else { false } } },
                 "\(events.all)\n\(baresip.output)")

@@ -162,6 +162,27 @@ final class ExternalProcess: Sendable {
 }
 
 /// A UDP port on 127.0.0.1 that was free a moment ago (for programs that need a port number).
+/// A UDP port pair held for a peer's RTP and RTCP (the port and the next one): bound (and never
+/// read) for as long as this object lives, so no other socket of the test process, such as
+/// another test's user agent, is given either while the peer still sends there (its packets
+/// would reach that agent as malformed SIP).
+final class HeldPort: Sendable {
+    private let sockets: [UDPSocket]
+    /// The RTP port; RTCP is the next one.
+    var port: Int { Int(sockets[0].localAddress.port) }
+
+    init() throws {
+        for _ in 0..<50 {
+            let rtp = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+            let next = rtp.localAddress.port &+ 1
+            guard next > 1024, let rtcp = try? UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: next)) else { continue }
+            sockets = [rtp, rtcp]
+            return
+        }
+        throw SocketError(code: 98, detail: "no free pair of UDP ports")  // EADDRINUSE
+    }
+}
+
 func freeUDPPort() throws -> UInt16 {
     try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0)).localAddress.port
 }
