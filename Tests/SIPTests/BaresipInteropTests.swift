@@ -83,6 +83,13 @@ struct BaresipInteropTests {
         return (call, events, baresip, answer)
     }
 
+    /// The Opus stream's direction in each session description that parses.
+    static func directions(_ bodies: [SIPBody]) -> [MediaDirection] {
+        bodies.compactMap { body in
+            (try? SessionDescription.parse(body.text)).flatMap { try? OpusSDP.stream(in: $0) }?.direction
+        }
+    }
+
     /// baresip calls us, then holds and resumes the call (its `/hold` and `/resume` commands):
     /// each re-INVITE reaches the answerer, which answers with the reverse direction.
     @Test func baresipHoldsAndResumes() async throws {
@@ -99,11 +106,7 @@ struct BaresipInteropTests {
         let (call, events, baresip, _) = try await Self.answeredCall(to: agent, from: directory, seconds: 20, media: media)
         defer { baresip.stop() }
         func reoffers() -> [MediaDirection] {
-            events.all.compactMap { event in
-                guard case let .reoffered(body) = event, let sdp = try? SessionDescription.parse(body.text),
-                      let stream = try? OpusSDP.stream(in: sdp) else { return nil }
-                return stream.direction
-            }
+            Self.directions(events.all.compactMap { if case let .reoffered(body) = $0 { body } else { nil } })
         }
         baresip.send("/hold")
         #expect(await events.wait(timeout: .seconds(5)) { _ in reoffers().count == 1 }, "\(events.all)\n\(baresip.output)")
@@ -127,11 +130,7 @@ struct BaresipInteropTests {
         let (call, events, baresip, answer) = try await Self.answeredCall(to: agent, from: directory, seconds: 20, media: media)
         defer { baresip.stop() }
         func answers() -> [MediaDirection] {
-            events.all.compactMap { event in
-                guard case let .reinviteAnswered(body?) = event, let sdp = try? SessionDescription.parse(body.text),
-                      let stream = try? OpusSDP.stream(in: sdp) else { return nil }
-                return stream.direction
-            }
+            Self.directions(events.all.compactMap { if case let .reinviteAnswered(body?) = $0 { body } else { nil } })
         }
         try call.reinvite(offer: .sdp(try OpusSDP.reoffer(answer, direction: .inactive).text))
         #expect(await events.wait(timeout: .seconds(5)) { _ in answers().count == 1 }, "\(events.all)\n\(baresip.output)")
