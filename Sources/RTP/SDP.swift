@@ -36,6 +36,12 @@ public struct SessionDescription: Sendable, Equatable {
         public var addressType: String
         public var address: String
 
+        /// Marks a changed description (RFC 3264 section 8): the version plus one, or 1 when it
+        /// is not a number.
+        public mutating func increaseVersion() {
+            sessionVersion = UInt64(sessionVersion).map { "\($0 &+ 1)" } ?? "1"
+        }
+
         public init(username: String = "-", sessionID: String, sessionVersion: String, networkType: String = "IN",
                     addressType: String, address: String) {
             self.username = username
@@ -530,7 +536,7 @@ public enum OpusSDP {
         if !muxInUse { media.attributes.removeAll { $0.name == "rtcp-mux" } }
         answer.media[index] = media
         if answer != ours {
-            answer.origin.sessionVersion = UInt64(ours.origin.sessionVersion).map { "\($0 &+ 1)" } ?? "1"
+            answer.origin.increaseVersion()
         }
         return (answer, remote)
     }
@@ -545,7 +551,7 @@ public enum OpusSDP {
         guard let index = ours.media.firstIndex(where: { $0.media == "audio" && $0.port != 0 }) else { throw .noOpus }
         var offer = ours
         offer.media[index].setDirection(direction)
-        offer.origin.sessionVersion = UInt64(ours.origin.sessionVersion).map { "\($0 &+ 1)" } ?? "1"
+        offer.origin.increaseVersion()
         return offer
     }
 
