@@ -219,8 +219,9 @@ public final class SIPCall: Sendable, CustomStringConvertible {
     /// waiting for its ACK) the offer waits and goes out when it completes; a newer offer
     /// replaces one still waiting. A 491 (both sides re-INVITEd at once) is retried after the
     /// random wait of section 14.1. A 408 or no response ends the call with a BYE, a 481 ends it.
+    /// On an incoming call answered but not yet acknowledged (`connecting`) it waits for the ACK.
     ///
-    /// - Throws: ``SIPError/invalidState(_:)`` unless the call is established.
+    /// - Throws: ``SIPError/invalidState(_:)`` unless the call is established or connecting.
     public func reinvite(offer: SIPBody) throws(SIPError) {
         try core.withState { $0.reinvite(key, offer: offer) }.get()
     }

@@ -6,10 +6,10 @@ import RTP
 
 extension CoreState {
     /// `SIPCall.reinvite(offer:)`: sends the offer now, or queues it behind the INVITE
-    /// transaction in progress.
+    /// transaction in progress (an answered incoming call's own INVITE until its ACK, too).
     mutating func reinvite(_ callKey: CallKey, offer: SIPBody) -> Result<Void, SIPError> {
         guard !closed else { return .failure(.closed) }
-        guard let call = calls[callKey], call.phase == .established, call.dialog != nil else {
+        guard let call = calls[callKey], call.phase == .established || call.phase == .connecting, call.dialog != nil else {
             return .failure(.invalidState(calls[callKey]?.phase ?? .ended(.shutdown)))
         }
         calls[callKey]!.queuedOffer = offer

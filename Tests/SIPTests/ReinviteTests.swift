@@ -6,8 +6,9 @@ import TestSupport
 
 /// Our re-INVITEs (RFC 3261 section 14.1) against a peer that writes SIP by hand: the ACK of
 /// each 2xx, one INVITE transaction at a time, 491 and its retry, refusals that keep the session
-/// and those that end the call.
-@Suite("Re-INVITEs we send")
+/// and those that end the call. Serialized: each test polls its raw peer, and the SIP suites already
+/// run dozens of timer-driven tests at once.
+@Suite("Re-INVITEs we send", .serialized)
 struct ReinviteTests {
     static let hold = SIPBody.sdp(opusSDP(port: 5000).text.replacingOccurrences(of: "a=sendrecv", with: "a=inactive"))
     static let heldAnswer = SIPBody.sdp(opusSDP(port: 6000).text.replacingOccurrences(of: "a=sendrecv", with: "a=inactive"))
@@ -94,6 +95,23 @@ struct ReinviteTests {
         #expect(!meanwhile.contains { if case .request(let r) = $0 { r.method == .invite } else { false } })
         peer.send(ProtocolTests.inDialog("ACK", to: agent, from: peer, toTag: tag, branch: "z9hG4bKrefreshack"),
                   to: agent.localAddress)
+        let invite = try #require(await Self.next(.invite, at: peer))
+        #expect(invite.body == Self.hold.bytes)
+    }
+
+    @Test func anOfferOnAnAnsweredCallWaitsForItsACK() async throws {
+        let agent = try makeAgent(), peer = try RawPeer()
+        let calls = Recorder(agent.incomingCalls)
+        peer.send(ProtocolTests.invite(to: agent, from: peer), to: agent.localAddress)
+        let call = try #require(await calls.element(0))
+        try call.accept(answer: opusSDP(port: 5000))
+        let ok = try #require(await peer.receiveResponse { $0.statusCode == 200 })
+        #expect(call.state == .connecting)
+        try call.reinvite(offer: Self.hold)
+        let meanwhile = await peer.drain(idle: .milliseconds(150))
+        #expect(!meanwhile.contains { if case .request(let r) = $0 { r.method == .invite } else { false } })
+        let tag = try #require(try ok.headers.to().tag)
+        peer.send(ProtocolTests.inDialog("ACK", to: agent, from: peer, toTag: tag, cseq: 1, branch: "z9hG4bKack"), to: agent.localAddress)
         let invite = try #require(await Self.next(.invite, at: peer))
         #expect(invite.body == Self.hold.bytes)
     }
