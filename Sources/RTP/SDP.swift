@@ -297,13 +297,21 @@ public struct SessionDescription: Sendable, Equatable {
 public enum MediaDirection: String, Sendable, CaseIterable {
     case sendrecv, sendonly, recvonly, inactive
 
-    /// The direction an answer takes for an offer in this direction.
-    public var answer: MediaDirection {
-        switch self {
-        case .sendrecv: .sendrecv
-        case .sendonly: .recvonly
-        case .recvonly: .sendonly
-        case .inactive: .inactive
+    /// The answer to an offer in this direction from an answerer that wants at most `wanted`
+    /// (RFC 3264 section 6.1): it sends only if the offerer receives and it wants to send, and
+    /// receives only if the offerer sends and it wants to receive. With `sendrecv` that is the
+    /// offer's mirror; a side that holds the call answers `inactive` whatever the offer.
+    public func answer(wanting wanted: MediaDirection = .sendrecv) -> MediaDirection {
+        MediaDirection(sends: receives && wanted.sends, receives: sends && wanted.receives)
+    }
+
+    /// The direction that sends and receives as given.
+    public init(sends: Bool, receives: Bool) {
+        switch (sends, receives) {
+        case (true, true): self = .sendrecv
+        case (true, false): self = .sendonly
+        case (false, true): self = .recvonly
+        case (false, false): self = .inactive
         }
     }
 
@@ -479,11 +487,8 @@ public enum OpusSDP {
             if !accepted, m.media == "audio", m.port != 0, let format = m.payloadType(for: encoding),
                UInt8(format) == remote.payloadType {
                 accepted = true
-                var d = remote.direction.answer
-                if d == .sendrecv { d = direction }
-                else if d == .sendonly && !direction.sends || d == .recvonly && !direction.receives { d = .inactive }
                 answer.media.append(media(address: address, payloadType: remote.payloadType, parameters: parameters,
-                                          ptime: ptime, maxptime: maxptime, direction: d,
+                                          ptime: ptime, maxptime: maxptime, direction: remote.direction.answer(wanting: direction),
                                           rtcpMux: rtcpMux && remote.rtcpMux))
             } else {
                 // Rejected: same media and protocol, port 0 (RFC 3264 section 6).
@@ -497,20 +502,23 @@ public enum OpusSDP {
     /// peer putting the call on hold (`sendonly` or `inactive`), taking it off hold, moving its
     /// media (a new address or port, as a PBX does when it steps out of the media path), or
     /// refreshing the session. The answer is `ours` (the description this endpoint sent last)
-    /// with the direction that answers the new offer, and its version incremented when that
-    /// changes it (section 8, "o="); our own address and codec settings stay.
+    /// with the direction that answers the new offer within `wanted`, and its version
+    /// incremented when that changes it (section 8, "o="); our own address and codec settings stay.
     ///
     /// - Parameters:
     ///   - offer: the peer's new offer.
     ///   - peerPrevious: the peer's last description in this session (its offer or its answer).
     ///   - ours: this endpoint's last description in this session.
+    ///   - wanted: the directions this endpoint wants: `sendrecv` (the default) answers the
+    ///     offer's mirror; `inactive` keeps a call we hold on hold whatever the peer offers.
     /// - Returns: the answer, and the peer's stream as it now stands (where to send now).
     /// - Throws: ``SDPError/noOpus`` or ``SDPError/unsupportedChange(_:)`` when the offer
     ///   changes the codec's payload type, drops rtcp-mux in use, changes the address family,
     ///   or the number of streams; those would need new sockets or codecs, so the caller declines with 488 and
     ///   the session stays as it was.
     public static func reanswer(_ offer: SessionDescription, peerPrevious: SessionDescription,
-                                ours: SessionDescription) throws(SDPError) -> (answer: SessionDescription, remote: OpusStreamDescription) {
+                                ours: SessionDescription, wanting wanted: MediaDirection = .sendrecv)
+        throws(SDPError) -> (answer: SessionDescription, remote: OpusStreamDescription) {
         let remote = try stream(in: offer)
         let before = try stream(in: peerPrevious)
         guard remote.payloadType == before.payloadType else { throw .unsupportedChange("the Opus payload type") }
@@ -532,7 +540,7 @@ public enum OpusSDP {
         }
         var answer = ours
         var media = answer.media[index]
-        media.setDirection(remote.direction.answer)
+        media.setDirection(remote.direction.answer(wanting: wanted))
         if !muxInUse { media.attributes.removeAll { $0.name == "rtcp-mux" } }
         answer.media[index] = media
         if answer != ours {

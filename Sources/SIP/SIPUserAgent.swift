@@ -44,9 +44,12 @@ public final class SIPUserAgent: Sendable {
     /// How a user agent is set up.
     ///
     /// Thread safety: a value type; safe to use from any thread.
-    /// Answers a peer's changed offer in an established call: `(offer, peerPrevious, ours)`
-    /// to the answer, or nil to decline (see ``Configuration/answerChangedOffer``).
-    public typealias OfferAnswerer = @Sendable (_ offer: SIPBody, _ peerPrevious: SIPBody?, _ ours: SIPBody) -> SIPBody?
+    /// Answers a peer's changed offer in an established call: `(callID, offer, peerPrevious,
+    /// ours)` to the answer, or nil to decline (see ``Configuration/answerChangedOffer``).
+    /// `callID` is the call's ``SIPCall/callID``, for an answer that depends on the call's own
+    /// state (a call we hold answers `inactive`).
+    public typealias OfferAnswerer = @Sendable (_ callID: String, _ offer: SIPBody, _ peerPrevious: SIPBody?,
+                                                _ ours: SIPBody) -> SIPBody?
 
     public struct Configuration: Sendable {
         /// The address to bind (`0.0.0.0:5060`, `127.0.0.1:0` for any free port).
@@ -64,8 +67,8 @@ public final class SIPUserAgent: Sendable {
         /// Incoming calls beyond this many active ones are answered 486 Busy Here (nil: no limit).
         public var maximumCalls: Int?
         /// Answers a re-INVITE whose offer differs from the peer's last description (RFC 3264
-        /// section 8: hold, resume, other changes): given the new offer, the peer's last
-        /// description and ours, it returns the answer, or nil to decline with 488 (the session
+        /// section 8: hold, resume, other changes): given the call, the new offer, the peer's
+        /// last description and ours, it returns the answer, or nil to decline with 488 (the session
         /// stays as it was). A call then gets ``SIPCallEvent/reoffered(_:)``. Nil (the default):
         /// every change is declined. A re-INVITE with the same offer as before is a refresh and
         /// gets our last description without a call.

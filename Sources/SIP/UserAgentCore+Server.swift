@@ -144,7 +144,7 @@ extension CoreState {
         var offer: SIPBody?
         if request.body != call.remoteBody?.bytes {
             let changed = SIPBody(contentType: request.headers.contentType ?? "application/sdp", bytes: request.body)
-            guard let answerer = env.configuration.answerChangedOffer, let new = answerer(changed, call.remoteBody, local) else {
+            guard let answerer = env.configuration.answerChangedOffer, let new = answerer(dialog.id.callID, changed, call.remoteBody, local) else {
                 respond(key, status: 488, toTag: call.localTag)
                 return
             }

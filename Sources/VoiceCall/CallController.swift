@@ -5,6 +5,7 @@ public import Logging
 import Opus
 public import RTP
 public import SIP
+import Synchronization
 import VoiceProcessing
 
 /// The call engine a softphone embeds: places and answers SIP calls, runs their media,
@@ -53,6 +54,8 @@ public actor CallController {
     private var observer: AudioSessionObserverToken?
     private var listener: Task<Void, Never>?
     private var finishedUplinks: [String: [Int16]] = [:]
+    /// Calls we hold (an interruption told the peer so); read on the SIP thread.
+    private let heldCalls: HeldCalls
 
     /// Creates a controller listening for SIP on `configuration.sipAddress`.
     ///
@@ -62,10 +65,17 @@ public actor CallController {
         self.configuration = configuration
         self.session = session
         self.logger = logger
+        let heldCalls = HeldCalls()
+        self.heldCalls = heldCalls
         do {
             let address = try SocketAddress(parsing: configuration.sipAddress)
+            // While we hold a call, a peer's re-offer is answered `inactive`: it stays on hold.
+            let answerer: SIPUserAgent.OfferAnswerer = { callID, offer, peerPrevious, ours in
+                Self.answerChangedOffer(offer, peerPrevious: peerPrevious, ours: ours,
+                                        wanting: heldCalls.contains(callID) ? .inactive : .sendrecv)
+            }
             userAgent = try SIPUserAgent(configuration: .init(localAddress: address, user: configuration.userName,
-                                                              answerChangedOffer: Self.answerChangedOffer))
+                                                              answerChangedOffer: answerer))
         } catch {
             throw .signalling("cannot listen on \(configuration.sipAddress): \(error)")
         }
@@ -282,22 +292,26 @@ public actor CallController {
         }
         if !heldByAddress { record.remote = remote }
         records[call.id] = record
-        let sending = remote.direction.receives && !heldByAddress
+        // While we hold the call we answered `inactive` (``HeldCalls``): nothing is sent, and
+        // whatever the peer offered is not its hold.
+        let weHold = heldCalls.contains(call.id)
+        let sending = remote.direction.receives && !heldByAddress && !weHold
         guard media.rtp.isSending != sending else { return }
         media.rtp.isSending = sending
-        guard announcesHold else { return }
+        guard announcesHold, !weHold else { return }
         logger.info("call \(call.id): \(sending ? "the peer took the call off hold" : "the peer put the call on hold")")
         eventContinuation.yield(.peerHold(callID: call.id, held: !sending))
     }
 
     /// The answer to a peer's changed offer in an established call (hold, resume, media moved
-    /// to a new address or port): ``OpusSDP/reanswer(_:peerPrevious:ours:)``; a new codec,
-    /// address family or set of streams is declined (488) and the call goes on as it was.
-    /// Runs on the SIP thread.
-    @Sendable static func answerChangedOffer(_ offer: SIPBody, peerPrevious: SIPBody?, ours: SIPBody) -> SIPBody? {
+    /// to a new address or port): ``OpusSDP/reanswer(_:peerPrevious:ours:wanting:)`` within the
+    /// directions we want (`inactive` while we hold the call); a new codec, address family or
+    /// set of streams is declined (488) and the call goes on as it was. Runs on the SIP thread.
+    static func answerChangedOffer(_ offer: SIPBody, peerPrevious: SIPBody?, ours: SIPBody,
+                                   wanting wanted: MediaDirection = .sendrecv) -> SIPBody? {
         guard offer.contentType.lowercased() == "application/sdp",
               let new = description(in: offer), let previous = description(in: peerPrevious), let last = description(in: ours),
-              let (answer, remote) = try? OpusSDP.reanswer(new, peerPrevious: previous, ours: last),
+              let (answer, remote) = try? OpusSDP.reanswer(new, peerPrevious: previous, ours: last, wanting: wanted),
               Self.isNumericHost(remote.address) else { return nil }
         return .sdp(answer.text)
     }
@@ -456,6 +470,7 @@ public actor CallController {
         record.call.apply(.ended(reason))
         record.ports?.release()
         records[id] = nil
+        heldCalls.set(id, held: false)
         if mediaCallID == id { mediaCallID = nil }
         logger.info("call \(id) ended: \(reason)")
     }
@@ -465,6 +480,7 @@ public actor CallController {
         record.io?.end()
         records[id]?.io = nil
         logger.info("call \(id) on hold: the audio session was interrupted")
+        if configuration.holdsPeerWhileInterrupted { heldCalls.set(id, held: true) }
         offerDirection(.inactive, id)
     }
 
@@ -514,6 +530,7 @@ public actor CallController {
             records[id] = record
             record.call.apply(.resumed)
             logger.info("call \(id) resumed")
+            heldCalls.set(id, held: false)
             offerDirection(.sendrecv, id)
         } catch {
             logger.error("call \(id): cannot resume: \(error)")
@@ -551,6 +568,22 @@ public actor CallController {
 }
 
 /// What the controller keeps per call.
+/// The calls this endpoint holds, shared between the controller (which writes) and the SIP
+/// thread (which reads when it answers a re-offer).
+///
+/// Thread safety: safe from any thread; a leaf lock.
+private final class HeldCalls: Sendable {
+    private let ids = Mutex<Set<String>>([])
+
+    func contains(_ id: String) -> Bool { ids.withLock { $0.contains(id) } }
+
+    func set(_ id: String, held: Bool) {
+        ids.withLock { ids in
+            if held { ids.insert(id) } else { ids.remove(id) }
+        }
+    }
+}
+
 private struct CallRecord {
     let call: Call
     let sip: SIPCall

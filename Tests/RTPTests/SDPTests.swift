@@ -117,6 +117,9 @@ struct SDPTests {
         let (resumed, _) = try OpusSDP.reanswer(try offer("sendrecv", version: 4), peerPrevious: first, ours: quiet)
         #expect(resumed.media[0].direction == .sendrecv)
         #expect(resumed.media[0].attributes.filter { MediaDirection(rawValue: $0.name) != nil }.count == 1)
+        // While we hold the call, a peer's sendrecv offer is answered inactive: still held.
+        let (stillHeld, _) = try OpusSDP.reanswer(try offer("sendrecv", version: 4), peerPrevious: first, ours: quiet, wanting: .inactive)
+        #expect(stillHeld.media[0].direction == .inactive && stillHeld.origin.sessionVersion == quiet.origin.sessionVersion)
         // Unchanged answer, unchanged version.
         let (same, _) = try OpusSDP.reanswer(try offer("sendrecv", version: 5), peerPrevious: first, ours: resumed)
         #expect(same == resumed)
@@ -143,6 +146,25 @@ struct SDPTests {
             try OpusSDP.reanswer(try SessionDescription.parse("v=0\no=- 1 2 IN IP4 127.0.0.1\ns=-\nc=IN IP4 127.0.0.1\nt=0 0\nm=audio 6000 RTP/AVP 0\n"),
                                  peerPrevious: first, ours: ours)
         }
+    }
+
+    @Test("An answer's direction mirrors the offer's within what the answerer wants (RFC 3264 section 6.1)")
+    func answerDirections() {
+        // offer -> wanted -> answer, the whole table.
+        let table: [(MediaDirection, MediaDirection, MediaDirection)] = [
+            (.sendrecv, .sendrecv, .sendrecv), (.sendrecv, .sendonly, .sendonly), (.sendrecv, .recvonly, .recvonly),
+            (.sendrecv, .inactive, .inactive),
+            (.sendonly, .sendrecv, .recvonly), (.sendonly, .sendonly, .inactive), (.sendonly, .recvonly, .recvonly),
+            (.sendonly, .inactive, .inactive),
+            (.recvonly, .sendrecv, .sendonly), (.recvonly, .sendonly, .sendonly), (.recvonly, .recvonly, .inactive),
+            (.recvonly, .inactive, .inactive),
+            (.inactive, .sendrecv, .inactive), (.inactive, .sendonly, .inactive), (.inactive, .recvonly, .inactive),
+            (.inactive, .inactive, .inactive),
+        ]
+        for (offer, wanted, answer) in table {
+            #expect(offer.answer(wanting: wanted) == answer, "offer \(offer), wanting \(wanted)")
+        }
+        #expect(MediaDirection.sendonly.answer() == .recvonly)
     }
 
     @Test("Our re-offer changes only the Opus stream's direction and the origin's version")

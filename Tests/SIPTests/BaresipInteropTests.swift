@@ -95,7 +95,7 @@ struct BaresipInteropTests {
     @Test func baresipHoldsAndResumes() async throws {
         let directory = TemporaryDirectory(prefix: "sip-baresip-hold")
         defer { directory.remove() }
-        let agent = try makeAgent(user: "bob", timers: .rfc3261) { offer, peerPrevious, ours in
+        let agent = try makeAgent(user: "bob", timers: .rfc3261) { _, offer, peerPrevious, ours in
             guard let new = try? SessionDescription.parse(offer.text), let previous = peerPrevious.flatMap({ try? SessionDescription.parse($0.text) }),
                   let last = try? SessionDescription.parse(ours.text),
                   let (answer, _) = try? OpusSDP.reanswer(new, peerPrevious: previous, ours: last) else { return nil }

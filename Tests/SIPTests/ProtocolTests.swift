@@ -340,10 +340,12 @@ struct ProtocolTests {
     }
 
     @Test func aChangedOfferGoesToTheAnswererWhichMayAcceptOrDecline() async throws {
-        // The answerer sees the new offer, the peer's last description and ours; it accepts
-        // only offers for port 6000 and answers with a marked copy of our description.
+        // The answerer sees the call, the new offer, the peer's last description and ours; it
+        // accepts only offers for port 6000 and answers with a marked copy of our description.
         let seen = Mutex<[(String, String?, String)]>([])
-        let (agent, peer, call, events, tag) = try await Self.establishedCall { offer, peerPrevious, ours in
+        let callIDs = Mutex<Set<String>>([])
+        let (agent, peer, call, events, tag) = try await Self.establishedCall { callID, offer, peerPrevious, ours in
+            callIDs.withLock { _ = $0.insert(callID) }
             seen.withLock { $0.append((offer.text, peerPrevious?.text, ours.text)) }
             return offer.text.contains("m=audio 6000") ? .sdp(ours.text.replacingOccurrences(of: "a=sendrecv", with: "a=recvonly")) : nil
         }
@@ -371,6 +373,7 @@ struct ProtocolTests {
         try await Task.sleep(for: .milliseconds(100))
         #expect(seen.withLock { $0.count } == 2)
         #expect(events.all.count == 2 && call.state == .established)
+        #expect(callIDs.withLock { $0 } == [call.callID])
     }
 
     @Test func aReInviteWithoutAnOfferGetsOursAndTheAnswerInTheACKIsPassedOn() async throws {

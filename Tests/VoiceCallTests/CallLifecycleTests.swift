@@ -134,6 +134,49 @@ struct CallLifecycleTests {
         await alice.shutdown(); await bob.shutdown()
     }
 
+    @Test("A call we hold stays held when the peer offers to resume it: the answer is inactive until our interruption ends")
+    func ourHoldOutlastsThePeersResume() async throws {
+        let alice = try Phone("alice"), bob = try Phone("bob")
+        // The peer-hold events each side reports.
+        let aliceHolds = Mutex<[Bool]>([]), bobHolds = Mutex<[Bool]>([])
+        let aliceEvents = alice.controller.events, bobEvents = bob.controller.events
+        let watchers = [
+            Task { for await case let .peerHold(_, held) in aliceEvents { aliceHolds.withLock { $0.append(held) } } },
+            Task { for await case let .peerHold(_, held) in bobEvents { bobHolds.withLock { $0.append(held) } } },
+        ]
+        defer { watchers.forEach { $0.cancel() } }
+        let (call, theirs) = try await alice.call(bob)
+        func interrupt(_ phone: Phone) throws -> AudioSession {
+            let other = phone.system.makeSession(name: "phone", priority: .phoneCall)
+            try other.setCategory(.playAndRecord, mode: .voiceChat)
+            try other.setActive(true)
+            return other
+        }
+        // Both are interrupted, Alice first; each tells the other with `a=inactive`.
+        let alicePhone = try interrupt(alice)
+        #expect(await eventually { bobHolds.withLock { $0 } == [true] })
+        let bobPhone = try interrupt(bob)
+        #expect(await eventually { theirs.state == .held(.interrupted) })
+        // Bob's interruption ends first. His `a=sendrecv` reaches Alice, who still holds the call
+        // and answers `inactive`: Bob's audio runs again but sends nothing.
+        try bobPhone.setActive(false, options: .notifyOthersOnDeactivation)
+        #expect(await eventually { theirs.state == .active })
+        try await Task.sleep(for: .seconds(1))  // Bob's re-INVITE answered
+        let bobResumed = await theirs.statistics
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(await theirs.statistics.packetsSent == bobResumed.packetsSent)
+        #expect(call.state == .held(.interrupted))
+        // Alice's own hold is not announced to her as the peer's.
+        #expect(aliceHolds.withLock { $0 }.isEmpty)
+        // Alice's ends: her `a=sendrecv` takes the call off hold for both.
+        try alicePhone.setActive(false, options: .notifyOthersOnDeactivation)
+        #expect(await eventually { call.state == .active })
+        #expect(await eventually { bobHolds.withLock { $0 } == [true, false] })
+        #expect(await eventually { await theirs.statistics.packetsSent > bobResumed.packetsSent + 10 })
+        await call.hangUp()
+        await alice.shutdown(); await bob.shutdown()
+    }
+
     @Test("Unplugging a headset mid-call moves audio to the receiver, or the speaker with defaultToSpeaker, and the call continues",
           arguments: [false, true])
     func headsetUnplugKeepsCall(defaultToSpeaker: Bool) async throws {
