@@ -13,7 +13,9 @@ import AudioAnalysis
 /// canceller's residual swings by 10 dB from one word to the next, so no level model of it is
 /// safe yet. The near end talks when the capture is louder than the echo can make it: 4 dB above
 /// `echoReturn x far`, where `echoReturn` is the loudest echo seen relative to the far end
-/// (starting at 0 dB); then the output passes, so a talker who speaks first is heard.
+/// (starting at 0 dB); then the output passes, so a talker who speaks first is heard. A talker
+/// as loud as the echo does not pass that broadband test, so a second one looks band by band
+/// (``NearEndBandDetector``): near-end speech in the bands the far end leaves free.
 ///
 /// The gate watches the canceller's own echo return loss enhancement over those far-end-only
 /// frames and steps aside for good once it reaches ``releaseERLE`` (about where SpeexDSP's
@@ -54,9 +56,12 @@ final class StartupEchoGate {
     private var measuredFrames = 0
     private var farFrames = 0
     private var gain: Float = 1
+    /// The second near-end test, band by band.
+    private let bands: NearEndBandDetector
 
     init(frameSize: Int, sampleRate: Int) {
         self.frameSize = frameSize
+        bands = NearEndBandDetector(frameSize: frameSize, sampleRate: sampleRate)
         let framesPerSecond = Double(sampleRate) / Double(frameSize)
         envelopeDecay = Math.pow(10, -6 / (0.5 * framesPerSecond))
         maximumActiveFrames = Int(Self.maximumActiveSeconds * framesPerSecond)
@@ -70,21 +75,28 @@ final class StartupEchoGate {
     }
 
     /// Learns from the frame and, while active, scales `output` (the canceller's output) in place.
-    /// `reference` is the aligned far end and `capture` the microphone frame; `leadingFarPower`
-    /// (mean square, full scale 1) is the far end's power a little ahead of the reference, so that
-    /// an echo that comes early (a delay not yet estimated) is still expected.
+    /// `reference` is the aligned far end and `capture` the microphone frame; `leadingReference`
+    /// (full scale 1) is the far end a little ahead of the reference, so that an echo that comes
+    /// early (a delay not yet estimated) is still expected.
     func process(reference: UnsafePointer<Int16>, capture: UnsafePointer<Int16>, output: UnsafeMutablePointer<Int16>,
-                 leadingFarPower: Double = 0) {
+                 leadingReference: UnsafePointer<Float>? = nil) {
         guard isActive else { return }
         let energies = frameEnergies(capture, reference, output, count: frameSize)
         let scale = 1 / (Double(frameSize) * 32768 * 32768)
         let px = energies.reference * scale, pd = energies.capture * scale, pe = energies.output * scale
+        var leadingFarPower = 0.0
+        if let leadingReference {
+            for i in 0..<frameSize { leadingFarPower += Double(leadingReference[i] * leadingReference[i]) }
+            leadingFarPower /= Double(frameSize)
+        }
         farEnvelope = max(px, leadingFarPower, farEnvelope * envelopeDecay)
+        let nearEndInBands = bands.detect(capture: capture, reference: reference, leadingReference: leadingReference)
 
         var target: Float = 1
         if farEnvelope > farFloor {
             farFrames += 1
-            let nearEndTalks = pd > nearEndMargin * echoReturn * farEnvelope
+            let nearEndTalks = pd > nearEndMargin * echoReturn * farEnvelope || nearEndInBands
+            if !nearEndTalks { bands.learn() }
             // Learn only while the far end itself plays (within 10 dB of its held envelope): in the
             // envelope's hold after it stops, the capture's ratio to the envelope says nothing.
             if !nearEndTalks && pd > 0 && px > 0.1 * farEnvelope {
@@ -125,5 +137,6 @@ final class StartupEchoGate {
         measuredFrames = 0
         farFrames = 0
         gain = 1
+        bands.reset()
     }
 }

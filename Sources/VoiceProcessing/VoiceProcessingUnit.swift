@@ -383,9 +383,7 @@ public final class VoiceProcessingUnit {
             // The far end's power up to 40 ms ahead of the reference too, in case the delay (not yet
             // estimated at the start) is placed late and the echo comes before its reference.
             ring.read(from: Double(n0) - max(0, (d - startupGateLead).rounded(.down)), step: 1, count: frame, into: referenceFloat)
-            var lead: Float = 0
-            for i in 0..<frame { lead += referenceFloat[i] * referenceFloat[i] }
-            startupGate.process(reference: frameReference, capture: frameIn, output: frameOut, leadingFarPower: Double(lead) / Double(frame))
+            startupGate.process(reference: frameReference, capture: frameIn, output: frameOut, leadingReference: referenceFloat)
         }
         _ = preprocessor.process(UnsafeMutableBufferPointer(start: frameOut, count: frame))
         let speech = speechDetector.update(probability: preprocessor.speechProbability)

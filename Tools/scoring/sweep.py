@@ -31,7 +31,7 @@ VARIANTS = {
     "enr20": ["--enr-db", "20"], "enr60": ["--enr-db", "60"],
     "hard": ["--nonlinear", "hard"],
     "pathchange_dt": ["--path-change-s", "12", "--double-talk", "10,14"],
-    "early_dt": ["--double-talk", "1,5"],
+    "early_dt": ["--double-talk", "1,5"], "early_dt2": ["--double-talk", "2,6"],
     "rate48k": ["--rate", "48000"],
 }
 KEYS = ["erle_db", "linear_erle_db", "pesq", "post_double_talk_erle_db", "convergence_s",

@@ -1,0 +1,71 @@
+import AudioAnalysis
+
+/// Power in critical-band-like bands of one frame: a Hann-windowed real FFT, bins summed into
+/// bands of about a Bark from 100 Hz to 8 kHz (or the Nyquist frequency, if lower).
+///
+/// Thread safety: not thread-safe (scratch buffers); one instance per thread. Nothing allocates
+/// after `init`.
+final class BandPowers {
+    /// Band edges in Hz: about one Bark each, the resolution at which two talkers' spectra differ.
+    private static let edgesHz: [Double] = [100, 200, 300, 400, 510, 630, 770, 920, 1080, 1270, 1480, 1720,
+                                            2000, 2320, 2700, 3150, 3700, 4400, 5300, 6400, 8000]
+    let frameSize: Int
+    /// Number of bands.
+    let count: Int
+    private let fft: RealFFT
+    private let window: UnsafeMutablePointer<Float>
+    private let input: UnsafeMutablePointer<Float>
+    private let re: UnsafeMutablePointer<Float>
+    private let im: UnsafeMutablePointer<Float>
+    /// First bin of each band, and one past the last band's last bin.
+    private let firstBin: UnsafeMutablePointer<Int>
+
+    init(frameSize: Int, sampleRate: Int) {
+        self.frameSize = frameSize
+        var size = 4
+        while size < frameSize { size <<= 1 }
+        fft = RealFFT(size: size)
+        let binHz = Double(sampleRate) / Double(size)
+        let nyquistBin = size / 2
+        let edges = Self.edgesHz.map { min(nyquistBin, Int(($0 / binHz).rounded())) }
+        // Bands narrower than a bin (low rates) merge into their neighbours.
+        var bins: [Int] = []
+        for e in edges where bins.last.map({ e > $0 }) ?? true { bins.append(e) }
+        count = bins.count - 1
+        firstBin = .allocate(capacity: bins.count)
+        for (i, b) in bins.enumerated() { firstBin[i] = b }
+        window = .allocate(capacity: frameSize)
+        for i in 0..<frameSize {
+            window[i] = Float(0.5 - 0.5 * Math.cos(2 * Double.pi * (Double(i) + 0.5) / Double(frameSize)))
+        }
+        input = .allocate(capacity: size)
+        input.initialize(repeating: 0, count: size)
+        re = .allocate(capacity: size / 2 + 1)
+        im = .allocate(capacity: size / 2 + 1)
+    }
+
+    deinit {
+        window.deallocate(); input.deallocate(); re.deallocate(); im.deallocate(); firstBin.deallocate()
+    }
+
+    /// Band powers of `frame` (16-bit samples), in 16-bit units squared, into `bands`.
+    func analyze(_ frame: UnsafePointer<Int16>, into bands: UnsafeMutablePointer<Double>) {
+        for i in 0..<frameSize { input[i] = Float(frame[i]) * window[i] }
+        transform(into: bands)
+    }
+
+    /// Band powers of `frame` (full scale 1), in 16-bit units squared, into `bands`.
+    func analyze(_ frame: UnsafePointer<Float>, into bands: UnsafeMutablePointer<Double>) {
+        for i in 0..<frameSize { input[i] = frame[i] * 32768 * window[i] }
+        transform(into: bands)
+    }
+
+    private func transform(into bands: UnsafeMutablePointer<Double>) {
+        fft.forward(input, real: re, imaginary: im)
+        for b in 0..<count {
+            var sum = 0.0
+            for k in firstBin[b]..<firstBin[b + 1] { sum += Double(re[k] * re[k] + im[k] * im[k]) }
+            bands[b] = sum
+        }
+    }
+}
