@@ -116,14 +116,14 @@ final class NearEndBandDetector {
         for k in 0..<bands where roomPower[k] > 0 && reference[k] > 0.1 * envelope[k] && capture[k] > 4 * noise[k] {
             let logRatio = Math.log(capture[k] / roomPower[k])
             learned[k] += 1
-            guard learned[k] > 1 else {
-                logGain[k] = logRatio  // the spread starts with the second frame
-                continue
-            }
+            // A running mean and variance over the first 20 frames (Welford's), then exponential.
+            let n = Double(learned[k])
             let deviation = logRatio - logGain[k]
-            let rate = learned[k] <= 20 ? 1 / Double(learned[k] - 1) : learningRate
-            logGain[k] += rate * deviation
-            logSpread[k] += rate * (deviation * deviation - logSpread[k])
+            logGain[k] += (learned[k] <= 20 ? 1 / n : learningRate) * deviation
+            if learned[k] > 1 {
+                let square = deviation * (logRatio - logGain[k])
+                logSpread[k] += (learned[k] <= 20 ? 1 / (n - 1) : learningRate) * (square - logSpread[k])
+            }
         }
     }
 
