@@ -480,15 +480,17 @@ public actor CallController {
         record.io?.end()
         records[id]?.io = nil
         logger.info("call \(id) on hold: the audio session was interrupted")
-        if configuration.holdsPeerWhileInterrupted { heldCalls.set(id, held: true) }
-        offerDirection(.inactive, id)
+        holdOnTheWire(true, id)
     }
 
-    /// Tells the peer we hold the call (`inactive`) or resume it (`sendrecv`), with a re-INVITE,
-    /// if so configured and the call is established.
-    private func offerDirection(_ direction: MediaDirection, _ id: String) {
-        guard configuration.holdsPeerWhileInterrupted, let record = records[id],
-              let ours = Self.description(in: record.sip.localDescription) else { return }
+    /// Holds the call on the wire too (or resumes it), if so configured: re-offers from the peer
+    /// are answered within `inactive` until then (``HeldCalls``), and the peer is told with a
+    /// re-INVITE offering `inactive` (or `sendrecv`) once the call is established.
+    private func holdOnTheWire(_ held: Bool, _ id: String) {
+        guard configuration.holdsPeerWhileInterrupted else { return }
+        heldCalls.set(id, held: held)
+        let direction: MediaDirection = held ? .inactive : .sendrecv
+        guard let record = records[id], let ours = Self.description(in: record.sip.localDescription) else { return }
         do {
             let offer = try OpusSDP.reoffer(ours, direction: direction)
             try record.sip.reinvite(offer: .sdp(offer.text))
@@ -530,8 +532,7 @@ public actor CallController {
             records[id] = record
             record.call.apply(.resumed)
             logger.info("call \(id) resumed")
-            heldCalls.set(id, held: false)
-            offerDirection(.sendrecv, id)
+            holdOnTheWire(false, id)
         } catch {
             logger.error("call \(id): cannot resume: \(error)")
         }
@@ -567,7 +568,6 @@ public actor CallController {
     }
 }
 
-/// What the controller keeps per call.
 /// The calls this endpoint holds, shared between the controller (which writes) and the SIP
 /// thread (which reads when it answers a re-offer).
 ///
@@ -584,6 +584,7 @@ private final class HeldCalls: Sendable {
     }
 }
 
+/// What the controller keeps per call.
 private struct CallRecord {
     let call: Call
     let sip: SIPCall

@@ -380,8 +380,8 @@ public final class VoiceProcessingUnit {
 
         if deviceFIFO == nil { linearFIFO.push(frameOut, frame) }  // the linear output exists without resampling only
         if let startupGate, startupGate.isActive {
-            // The far end's power up to 40 ms ahead of the reference too, in case the delay (not yet
-            // estimated at the start) is placed late and the echo comes before its reference.
+            // The far end 40 ms ahead of the reference too, in case the delay (not yet estimated
+            // at the start) is placed late and the echo comes before its reference.
             ring.read(from: Double(n0) - max(0, (d - startupGateLead).rounded(.down)), step: 1, count: frame, into: referenceFloat)
             startupGate.process(reference: frameReference, capture: frameIn, output: frameOut, leadingReference: referenceFloat)
         }
