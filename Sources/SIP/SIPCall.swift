@@ -99,6 +99,10 @@ public enum SIPError: Error, Sendable, Hashable, CustomStringConvertible {
     case timeout
     /// The user agent is closed.
     case closed
+    /// The request got this final response (a registrar refused a REGISTER, say).
+    case rejected(status: Int, reason: String)
+    /// A registration lifetime under 1 s (use `unregister()` to remove a binding).
+    case invalidExpires(Int)
 
     public var description: String {
         switch self {
@@ -109,6 +113,8 @@ public enum SIPError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidStatus(let status): "status \(status) cannot be used here"
         case .timeout: "no response (timeout)"
         case .closed: "the user agent is closed"
+        case .rejected(let status, let reason): "refused with \(status) \(reason)"
+        case .invalidExpires(let seconds): "a registration lifetime of \(seconds) s (at least 1 s)"
         }
     }
 }

@@ -23,11 +23,14 @@ public struct SIPStatistics: Sendable, Hashable {
     public var unknownDialogRequests = 0
     /// Responses that match no client transaction (dropped).
     public var strayResponses = 0
+    /// Requests sent again with credentials after a 401 or 407.
+    public var challengesAnswered = 0
 
     public init() {}
 }
 
-/// A SIP user agent (RFC 3261) on one UDP socket: direct IP calls, no registrar, no proxy.
+/// A SIP user agent (RFC 3261) on one UDP socket: direct IP calls, or calls through a proxy
+/// and a registrar that authenticate with digests.
 ///
 /// It places calls (``invite(to:offer:)``), answers them (``incomingCalls``), answers OPTIONS,
 /// and runs the transaction layer (retransmissions, timers), the dialogs (ACK for 2xx,
@@ -76,12 +79,16 @@ public final class SIPUserAgent: Sendable {
         /// Thread safety: called on the user agent's own thread; it must be quick and must not
         /// call back into the user agent.
         public var answerChangedOffer: OfferAnswerer?
+        /// Answers digest challenges (401 and 407) to our requests: INVITE, re-INVITE, BYE,
+        /// OPTIONS and REGISTER are sent again once with credentials (RFC 3261 section 22.2).
+        /// Nil: a challenge fails the request.
+        public var credentials: SIPCredentials?
         public var logger: Logger
 
         public init(localAddress: SocketAddress, user: String = "callaudio", displayName: String? = nil,
                     advertisedHost: String? = nil, userAgent: String = "CallAudio", timers: SIPTimers = .rfc3261,
                     maximumCalls: Int? = nil,
-                    answerChangedOffer: OfferAnswerer? = nil,
+                    answerChangedOffer: OfferAnswerer? = nil, credentials: SIPCredentials? = nil,
                     logger: Logger = Logger(label: "callaudio.sip")) {
             self.localAddress = localAddress
             self.user = user
@@ -91,6 +98,7 @@ public final class SIPUserAgent: Sendable {
             self.timers = timers
             self.maximumCalls = maximumCalls
             self.answerChangedOffer = answerChangedOffer
+            self.credentials = credentials
             self.logger = logger
         }
     }
@@ -153,6 +161,48 @@ public final class SIPUserAgent: Sendable {
         let destination = try resolve(target)
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<SIPResponse, SIPError>, Never>) in
             core.withState { $0.options(target: target, destination: destination, waiter: continuation) }
+        }
+        return try result.get()
+    }
+
+    /// Registers our Contact at `registrar` (`sip:host[:port]`) for the address of record
+    /// `sip:user@host` (RFC 3261 section 10.2), answering a digest challenge with
+    /// ``Configuration/credentials``. The binding is refreshed before it lapses (at 80 % of
+    /// its lifetime, at least 33 s early when it is long enough), tried again every 30 s
+    /// after a failed refresh, and removed by ``unregister()`` or, best effort, by ``close()``.
+    /// While registered, our calls carry the address of record in `From`, so a proxy that
+    /// authenticates them knows who calls. Calling it again (a new lifetime, or another
+    /// registrar, which replaces the first) is allowed.
+    ///
+    /// - Parameter expires: the lifetime asked for, in seconds (a registrar may grant less,
+    ///   or answer 423 with a minimum, which is then asked for once).
+    /// - Returns: the lifetime granted, in seconds.
+    /// - Throws: ``SIPError/rejected(status:reason:)`` when the registrar refuses (a 401 or 407
+    ///   after our credentials: they are wrong), ``SIPError/timeout``, ``SIPError/closed``, or
+    ///   ``SIPError/invalidExpires(_:)`` for a lifetime under 1 s.
+    @discardableResult
+    public func register(at registrar: SIPURI, expires: Int = 3600) async throws(SIPError) -> Int {
+        guard expires >= 1 else { throw .invalidExpires(expires) }
+        return try await registration(at: registrar, expires: expires)
+    }
+
+    /// Removes the binding ``register(at:expires:)`` made (a REGISTER with `Expires: 0`) and
+    /// stops refreshing it. Nothing happens when there is none.
+    ///
+    /// - Throws: ``SIPError/rejected(status:reason:)``, ``SIPError/timeout`` or ``SIPError/closed``;
+    ///   the binding is forgotten either way (a registrar drops it when it lapses).
+    public func unregister() async throws(SIPError) {
+        guard let registrar = core.withState({ $0.registration?.registrar }) else { return }
+        _ = try await registration(at: registrar, expires: 0)
+    }
+
+    /// The registrar our binding is at (or being made or removed at); nil when there is none.
+    public var registrar: SIPURI? { core.withState { $0.registration?.registrar } }
+
+    private func registration(at registrar: SIPURI, expires: Int) async throws(SIPError) -> Int {
+        let destination = try resolve(registrar)
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Int, SIPError>, Never>) in
+            core.withState { $0.register(registrar: registrar, destination: destination, expires: expires, waiter: continuation) }
         }
         return try result.get()
     }

@@ -145,6 +145,7 @@ extension CoreState {
         }
         for waiter in optionsWaiters.values { waiter.resume(returning: .failure(.closed)) }
         optionsWaiters.removeAll()
+        unregisterOnShutdown()
         closed = true
         pendingTimers.removeAll()
         env.incoming.finish()

@@ -22,6 +22,8 @@ extension CoreState {
     }
 
     mutating func clientDelivered(_ response: SIPResponse, owner: ClientOwner, key: ClientKey) {
+        if response.statusCode == 401 || response.statusCode == 407,
+           retryWithCredentials(response, key: key, owner: owner) { return }
         switch owner {
         case .invite(let callKey):
             inviteResponse(response, callKey: callKey)
@@ -31,6 +33,8 @@ extension CoreState {
             if response.statusCode >= 200, let waiter = optionsWaiters.removeValue(forKey: key) {
                 waiter.resume(returning: .success(response))
             }
+        case .register:
+            registerResponse(response, key: key)
         case .bye, .cancel, .none:
             if response.statusCode >= 300 {
                 logger.info("SIP: \(key.method) answered \(response.statusCode) \(response.reasonPhrase)")
@@ -47,6 +51,8 @@ extension CoreState {
             reinviteTimedOut(callKey: callKey, key: key)
         case .options:
             optionsWaiters.removeValue(forKey: key)?.resume(returning: .failure(.timeout))
+        case .register:
+            registerFailed(.timeout, key: key)
         case .bye, .cancel, .none:
             logger.info("SIP: \(key.method) got no response (timeout)")
         }
@@ -161,8 +167,10 @@ extension CoreState {
         guard !closed else { return .failure(.closed) }
         let localHost = env.advertisedHost(toward: destination)
         let configuration = env.configuration
+        // Registered, we are our address of record (a proxy authenticates and routes by it).
         let local = SIPNameAddress(displayName: configuration.displayName,
-                                   uri: SIPURI(user: configuration.user, host: localHost, port: env.localPort))
+                                   uri: registration?.addressOfRecord
+                                       ?? SIPURI(user: configuration.user, host: localHost, port: env.localPort))
         var from = local
         from.tag = randomToken()
         var remote = SIPNameAddress(uri: target)

@@ -192,6 +192,8 @@ extension CoreState {
             runServer(key, servers[key]!.transaction.timerFired(timer))
         case .call(let key, let timer):
             callTimerFired(key, timer)
+        case .registration(let generation):
+            refreshRegistration(generation: generation)
         }
     }
 

@@ -29,6 +29,8 @@ enum ClientOwner: Sendable {
     /// Our re-INVITE in an established call.
     case reinvite(CallKey)
     case options
+    /// Our REGISTER (``CoreState/registration``).
+    case register
     /// Nobody (a BYE for a forked 2xx).
     case none
 }
@@ -65,6 +67,8 @@ enum TimerEvent: Sendable {
     case client(ClientKey, TransactionTimer)
     case server(ServerKey, TransactionTimer)
     case call(CallKey, CallTimer)
+    /// Refresh the registration of this generation (a later register or unregister makes it stale).
+    case registration(UInt64)
 }
 
 /// An unacknowledged 2xx to an INVITE, retransmitted by the UAS core.
@@ -184,6 +188,8 @@ struct CoreState: Sendable {
     var calls: [CallKey: CallRecord] = [:]
     var dialogs: [DialogID: CallKey] = [:]
     var optionsWaiters: [ClientKey: CheckedContinuation<Result<SIPResponse, SIPError>, Never>] = [:]
+    /// Our binding at a registrar, from the first REGISTER until it is removed.
+    var registration: RegistrationRecord?
     var statistics = SIPStatistics()
     var closed = false
     var nextCallKey: CallKey = 1

@@ -3,6 +3,7 @@ public import AudioSession
 public import Opus
 public import VoiceProcessing
 public import RTP
+public import SIP
 
 /// How a ``CallController`` places and answers calls.
 ///
@@ -44,6 +45,8 @@ public struct CallConfiguration: Sendable {
     /// the silence for a dead call (PBXes hang up after some time without RTP). Off: the call
     /// is held on our side only.
     public var holdsPeerWhileInterrupted = true
+    /// Answers digest challenges from a proxy or registrar (see ``CallController/register(at:expires:)``).
+    public var credentials: SIPCredentials?
     /// Seconds of the processed uplink to keep for analysis (``CallController/recordedUplink(of:)``); 0: none.
     public var recordUplinkSeconds: Double = 0
 

@@ -75,7 +75,8 @@ public actor CallController {
                                         wanting: heldCalls.contains(callID) ? .inactive : .sendrecv)
             }
             userAgent = try SIPUserAgent(configuration: .init(localAddress: address, user: configuration.userName,
-                                                              answerChangedOffer: answerer))
+                                                              answerChangedOffer: answerer,
+                                                              credentials: configuration.credentials))
         } catch {
             throw .signalling("cannot listen on \(configuration.sipAddress): \(error)")
         }
@@ -102,9 +103,38 @@ public actor CallController {
     /// SIP counters (messages, retransmissions, malformed input dropped).
     public nonisolated var sipStatistics: SIPStatistics { userAgent.statistics }
 
-    /// Hangs up every call and closes the SIP socket.
+    /// Registers with a registrar, so calls to our address of record (`sip:user@host`) reach
+    /// us through it; refreshed until ``unregister()`` or ``shutdown()`` (see
+    /// ``SIP/SIPUserAgent/register(at:expires:)``).
+    ///
+    /// - Parameter registrar: `sip:host[:port]`.
+    /// - Returns: the lifetime granted, in seconds.
+    @discardableResult
+    public nonisolated func register(at registrar: String, expires: Int = 3600) async throws(CallError) -> Int {
+        guard let uri = SIPURI(registrar) else { throw .invalidTarget(registrar) }
+        do { return try await userAgent.register(at: uri, expires: expires) } catch { throw .signalling("REGISTER: \(error)") }
+    }
+
+    /// Removes the registration.
+    public nonisolated func unregister() async throws(CallError) {
+        do { try await userAgent.unregister() } catch { throw .signalling("unREGISTER: \(error)") }
+    }
+
+    /// Unregisters, waiting at most `limit` (a registrar that challenges the REGISTER gets
+    /// credentials, which `SIPUserAgent.close()` alone cannot give once closed).
+    private func removeRegistration(within limit: Duration) async {
+        guard userAgent.registrar != nil else { return }
+        let userAgent = userAgent
+        Task { try? await userAgent.unregister() }
+        let deadline = ContinuousClock.now + limit
+        while userAgent.registrar != nil, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    /// Hangs up every call, removes a registration (waiting up to 2 s for the registrar) and
+    /// closes the SIP socket.
     public func shutdown() async {
         for record in records.values { await hangUp(record.call) }
+        await removeRegistration(within: .seconds(2))
         listener?.cancel()
         if let observer { session.removeObserver(observer) }
         userAgent.close()

@@ -21,6 +21,7 @@ struct CallCommand: AsyncParsableCommand {
     func run() async throws {
         let endpoint = try PhoneEndpoint(options: phone, defaultSIP: "0.0.0.0:0")
         await endpoint.controller.start()
+        try await endpoint.registerIfAsked(phone)
         print("calling \(target) from sip:\(phone.user)@\(endpoint.controller.sipAddress)")
         fflush(nil)  // scripts wait for this line
         let call: Call

@@ -25,6 +25,7 @@ struct ListenCommand: AsyncParsableCommand {
     func run() async throws {
         let endpoint = try PhoneEndpoint(options: phone, defaultSIP: "0.0.0.0:5060")
         await endpoint.controller.start()
+        try await endpoint.registerIfAsked(phone)
         print("listening on sip:\(phone.user)@\(endpoint.controller.sipAddress)")
         fflush(nil)  // scripts wait for this line
         guard let call = await Self.firstCall(endpoint.controller, within: wait) else {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import SIP
 import AudioIO
 import AudioSession
 import RoomAcoustics
@@ -38,6 +39,7 @@ final class PhoneEndpoint: Sendable {
         configuration.preferredSampleRate = Double(options.rate)
         configuration.codec.bitrate = options.bitrate
         if options.noVoiceProcessing { configuration.voiceProcessing.mode = .other }
+        configuration.credentials = try options.credentials()
         let hardware: any AudioHardware
         if let map = try options.soundCardPorts() {
             let sensor: any ProximitySensor
@@ -65,6 +67,18 @@ final class PhoneEndpoint: Sendable {
         // Raise to ear, as phone apps do: near the ear the receiver, away from it the speaker.
         session.isProximityRoutingEnabled = options.route == .auto
         controller = try CallController(configuration: configuration, session: session)
+    }
+
+    /// Registers at `--registrar` when one is given (the controller must be started).
+    func registerIfAsked(_ options: PhoneOptions) async throws {
+        guard let registrar = options.registrar else { return }
+        do {
+            let granted = try await controller.register(at: registrar)
+            print("registered sip:\(options.user)@\(SIPURI(registrar)?.host ?? registrar) at \(registrar) for \(granted) s")
+        } catch {
+            await controller.shutdown()
+            throw ValidationError("cannot register at \(registrar): \(error)")
+        }
     }
 
     /// A sound card with one PCM for everything: the receiver and the speaker are the same

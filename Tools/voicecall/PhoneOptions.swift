@@ -1,6 +1,8 @@
 import ArgumentParser
 import AudioIO
+import Foundation
 import Opus
+import SIP
 
 /// Where a phone's audio goes: the route asked for at the start of a call.
 enum RouteChoice: String, ExpressibleByArgument, CaseIterable, Sendable {
@@ -18,6 +20,11 @@ struct PhoneOptions: ParsableArguments {
     @Option(help: "SIP address to listen on and send from (HOST:PORT; port 0: any free port). Default: 0.0.0.0:5060 to listen, 0.0.0.0:0 to call.")
     var sip: String?
     @Option(help: "Our SIP user name.") var user = "voicecall"
+    @Option(help: "Register at this SIP registrar first (sip:HOST[:PORT]): calls to sip:USER@HOST then reach us through it, and our calls come from that address.")
+    var registrar: String?
+    @Option(name: .customLong("auth-user"), help: "User name for digest authentication (default: --user).") var authUser: String?
+    @Option(name: .customLong("password-file"), help: "Answer a proxy's or registrar's digest challenge (401/407) with the password in this file (its first line). Default: the environment variable \(Self.passwordVariable), if set.")
+    var passwordFile: String?
     @Option(help: "ALSA PCM for capture and playback (default, pulse, pipewire, hw:0, plughw:1,0, ...). The default without --input/--output/--route-map.")
     var device: String?
     @Option(name: .customLong("route-map"), help: "A route map (JSON): which ALSA PCM and jack stand for each port (see Docs/audio-io.md).")
@@ -47,7 +54,27 @@ struct PhoneOptions: ParsableArguments {
         return usesFiles ? nil : PhoneEndpoint.singlePCM(device ?? "default")
     }
 
+    static let passwordVariable = "VOICECALL_SIP_PASSWORD"
+
+    /// The credentials for digest challenges: --password-file, else $VOICECALL_SIP_PASSWORD; nil without either.
+    func credentials() throws -> SIPCredentials? {
+        let password: String
+        if let passwordFile {
+            guard let text = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
+                throw ValidationError("--password-file: cannot read \(passwordFile)")
+            }
+            password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+        } else if let value = ProcessInfo.processInfo.environment[Self.passwordVariable] {
+            password = value
+        } else {
+            return nil
+        }
+        return SIPCredentials(username: authUser ?? user, password: password)
+    }
+
     func validate() throws {
+        if let registrar { guard SIPURI(registrar) != nil else { throw ValidationError("--registrar: not a SIP URI: \(registrar)") } }
+        if authUser != nil || passwordFile != nil || registrar != nil { _ = try credentials() }
         let choices = [device != nil, routeMap != nil, input != nil || output != nil].filter { $0 }.count
         guard choices <= 1 else { throw ValidationError("give one of --device, --route-map, or --input/--output") }
         try OpusOptions.check(OpusCallConfiguration(sampleRate: rate, bitrate: bitrate))

@@ -1,0 +1,121 @@
+/// A user name and password for digest authentication (RFC 3261 section 22).
+///
+/// Thread safety: a value type; safe to use from any thread.
+public struct SIPCredentials: Sendable, Hashable {
+    /// The authentication user name (often, but not always, the user part of our URI).
+    public var username: String
+    public var password: String
+    /// The realm they are for; nil: whatever realm challenges.
+    public var realm: String?
+
+    public init(username: String, password: String, realm: String? = nil) {
+        self.username = username
+        self.password = password
+        self.realm = realm
+    }
+}
+
+/// A `WWW-Authenticate` or `Proxy-Authenticate` challenge of the Digest scheme
+/// (RFC 3261 section 22.4, RFC 7616 section 3.3, RFC 8760 for the SHA-256 algorithms).
+struct DigestChallenge: Sendable, Equatable {
+    enum Algorithm: String, Sendable, CaseIterable {
+        case md5 = "MD5", md5Session = "MD5-sess", sha256 = "SHA-256", sha256Session = "SHA-256-sess"
+
+        /// Stronger algorithms are preferred when a server offers several (RFC 8760 section 2.4).
+        var strength: Int { self == .sha256 || self == .sha256Session ? 2 : 1 }
+        var isSession: Bool { self == .md5Session || self == .sha256Session }
+
+        /// The digest of `bytes` in lowercase hex, as the `response` computation takes it.
+        func digest(_ bytes: [UInt8]) -> String {
+            MessageDigest.hex(self == .md5 || self == .md5Session ? MessageDigest.md5(bytes) : MessageDigest.sha256(bytes))
+        }
+    }
+
+    var realm: String
+    var nonce: String
+    var opaque: String?
+    var algorithm: Algorithm
+    /// The quality-of-protection values offered (`auth`, `auth-int`); empty for RFC 2069 digests.
+    var qop: [String]
+    /// The nonce was stale: the credentials were right, retry with the new nonce.
+    var stale: Bool
+
+    /// Parses one challenge; nil for another scheme, an algorithm we do not know, or a
+    /// challenge without a realm or nonce.
+    static func parse(_ value: String) -> DigestChallenge? {
+        let text = value[...].trimmed
+        guard let space = text.firstIndex(where: { $0 == " " || $0 == "\t" }),
+              text[..<space].equalsIgnoringCase("Digest"),
+              let parts = try? text[space...].splitTopLevel(.comma, header: "WWW-Authenticate")
+        else { return nil }
+        var fields: [String: String] = [:]
+        for part in parts where !part.isEmpty {
+            guard let eq = part.firstIndex(ofByte: .equals) else { return nil }
+            let name = String(part[..<eq].trimmed).asciiLowercased
+            let raw = part[part.utf8.index(after: eq)...].trimmed
+            guard let value = raw.utf8.first == .quote ? unquotedString(raw) : String(raw) else { return nil }
+            fields[name] = value
+        }
+        guard let realm = fields["realm"], let nonce = fields["nonce"] else { return nil }
+        var algorithm = Algorithm.md5
+        if let name = fields["algorithm"] {
+            guard let known = Algorithm.allCases.first(where: { $0.rawValue.equalsIgnoringCase(name) }) else { return nil }
+            algorithm = known
+        }
+        let qop = (fields["qop"] ?? "").split(separator: ",").map { String($0[...].trimmed).asciiLowercased }
+        return DigestChallenge(realm: realm, nonce: nonce, opaque: fields["opaque"], algorithm: algorithm,
+                               qop: qop.filter { !$0.isEmpty }, stale: fields["stale"].map { $0.equalsIgnoringCase("true") } ?? false)
+    }
+
+    /// The `Authorization` / `Proxy-Authorization` value answering this challenge for a request.
+    ///
+    /// - Parameters:
+    ///   - uri: the request's Request-URI, as sent (the `uri` parameter).
+    ///   - body: the request's body (hashed only for `qop=auth-int`).
+    ///   - cnonce: our client nonce (used with qop and the -sess algorithms).
+    ///   - nonceCount: how many requests this nonce has answered, this one included.
+    func authorization(credentials: SIPCredentials, method: String, uri: String, body: [UInt8] = [],
+                       cnonce: String, nonceCount: UInt32 = 1) -> String {
+        let h = { (text: String) in algorithm.digest(Array(text.utf8)) }
+        var ha1 = h("\(credentials.username):\(realm):\(credentials.password)")
+        if algorithm.isSession { ha1 = h("\(ha1):\(nonce):\(cnonce)") }
+        // `auth` when offered (what every server accepts), `auth-int` only when it is all there is.
+        let chosenQop: String? = qop.contains("auth") ? "auth" : qop.contains("auth-int") ? "auth-int" : nil
+        let ha2 = chosenQop == "auth-int" ? h("\(method):\(uri):\(algorithm.digest(body))") : h("\(method):\(uri)")
+        let nc = String(nonceCount, radix: 16).leftPadded(to: 8)
+        let response = chosenQop.map { h("\(ha1):\(nonce):\(nc):\(cnonce):\($0):\(ha2)") } ?? h("\(ha1):\(nonce):\(ha2)")
+
+        var fields = ["username=\(quotedString(credentials.username))", "realm=\(quotedString(realm))",
+                      "nonce=\(quotedString(nonce))", "uri=\(quotedString(uri))", "response=\(quotedString(response))",
+                      "algorithm=\(algorithm.rawValue)"]
+        if let chosenQop { fields += ["qop=\(chosenQop)", "nc=\(nc)", "cnonce=\(quotedString(cnonce))"] }
+        else if algorithm.isSession { fields.append("cnonce=\(quotedString(cnonce))") }
+        if let opaque { fields.append("opaque=\(quotedString(opaque))") }
+        return "Digest " + fields.joined(separator: ", ")
+    }
+}
+
+extension SIPHeaders {
+    /// The Digest challenges of a 401 (`WWW-Authenticate`) or 407 (`Proxy-Authenticate`)
+    /// that we can answer: per realm, the strongest algorithm offered.
+    func digestChallenges(proxy: Bool) -> [DigestChallenge] {
+        var best: [String: DigestChallenge] = [:]
+        var order: [String] = []
+        let fields = (try? values(proxy ? "Proxy-Authenticate" : "WWW-Authenticate")) ?? []
+        for challenge in fields.compactMap(DigestChallenge.parse) {
+            if let current = best[challenge.realm] {
+                if challenge.algorithm.strength > current.algorithm.strength { best[challenge.realm] = challenge }
+            } else {
+                best[challenge.realm] = challenge
+                order.append(challenge.realm)
+            }
+        }
+        return order.compactMap { best[$0] }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

@@ -1,0 +1,171 @@
+import Logging
+import RTP
+
+// Registration with a registrar (RFC 3261 section 10.2): one binding of our Contact to the
+// address of record sip:user@registrar-host, refreshed before it lapses, removed on unregister
+// and (best effort) on close.
+
+/// Our binding at a registrar.
+struct RegistrationRecord: Sendable {
+    /// The Request-URI of our REGISTERs (`sip:host[:port]`).
+    let registrar: SIPURI
+    let destination: SocketAddress
+    /// `To` and `From`: `sip:user@host`.
+    let addressOfRecord: SIPURI
+    let callID: String
+    let fromTag: String
+    let localHost: String
+    var sequence: UInt32 = 0
+    /// The lifetime the last REGISTER asked for, in seconds; 0 removes the binding.
+    var requestedExpires: Int
+    /// A lifetime asked for while a REGISTER was in flight: sent once it completes.
+    var queuedExpires: Int?
+    /// The REGISTER in flight.
+    var key: ClientKey?
+    /// The lifetime the registrar granted last; nil until the first 2xx.
+    var grantedExpires: Int?
+    /// Refresh timers of older generations are ignored.
+    var generation: UInt64 = 0
+    var retriedMinExpires = false
+    /// `register` and `unregister` calls waiting for the outcome of the last lifetime asked for.
+    var waiters: [CheckedContinuation<Result<Int, SIPError>, Never>] = []
+}
+
+extension CoreState {
+    /// `SIPUserAgent.register`/`unregister`: asks for a binding of `expires` seconds (0 removes
+    /// it); `waiter` gets the lifetime granted.
+    mutating func register(registrar: SIPURI, destination: SocketAddress, expires: Int,
+                           waiter: CheckedContinuation<Result<Int, SIPError>, Never>) {
+        guard !closed else { return waiter.resume(returning: .failure(.closed)) }
+        if registration == nil || registration!.registrar != registrar {
+            guard expires > 0 else { return waiter.resume(returning: .success(0)) }  // nothing to remove
+            registration = RegistrationRecord(
+                registrar: registrar, destination: destination,
+                addressOfRecord: SIPURI(user: env.configuration.user, host: registrar.host),
+                callID: randomToken(bytes: 16), fromTag: randomToken(),
+                localHost: env.advertisedHost(toward: destination), requestedExpires: expires)
+        }
+        registration!.waiters.append(waiter)
+        if registration!.key != nil {
+            registration!.queuedExpires = expires
+        } else {
+            registration!.requestedExpires = expires
+            registration!.retriedMinExpires = false
+            sendRegister()
+        }
+    }
+
+    private mutating func sendRegister() {
+        guard var record = registration else { return }
+        record.sequence &+= 1
+        record.generation &+= 1  // any refresh already scheduled is now stale
+        var from = SIPNameAddress(uri: record.addressOfRecord)
+        from.tag = record.fromTag
+        var headers = SIPHeaders()
+        headers.add("Via", makeVia(localHost: record.localHost))
+        headers.add("Max-Forwards", "70")
+        headers.add("From", from.description)
+        headers.add("To", SIPNameAddress(uri: record.addressOfRecord).description)
+        headers.add("Call-ID", record.callID)
+        headers.add("CSeq", "\(record.sequence) REGISTER")
+        headers.add("Contact", "<\(contactURI(localHost: record.localHost))>")
+        headers.add("Expires", String(record.requestedExpires))
+        headers.add("Allow", allowHeaderValue)
+        headers.add("User-Agent", env.configuration.userAgent)
+        registration = record
+        registration!.key = startClient(SIPRequest(method: .register, uri: record.registrar, headers: headers),
+                                        to: record.destination, owner: .register)
+    }
+
+    /// A final response to our REGISTER (a 401 or 407 we could answer never gets here).
+    mutating func registerResponse(_ response: SIPResponse, key: ClientKey) {
+        guard let record = registration, record.key == key, response.statusCode >= 200 else { return }
+        let status = response.statusCode
+        if status == 423, !record.retriedMinExpires,
+           let minimum = response.headers["Min-Expires"].flatMap({ Int($0[...].trimmed) }), minimum > record.requestedExpires {
+            // Interval Too Brief (section 10.2.8): ask again for the registrar's minimum.
+            registration!.key = nil
+            registration!.requestedExpires = minimum
+            registration!.retriedMinExpires = true
+            sendRegister()
+            return
+        }
+        guard (200..<300).contains(status) else {
+            return registerFailed(.rejected(status: status, reason: response.reasonPhrase), key: key)
+        }
+        registration!.key = nil
+        if let queued = record.queuedExpires {
+            registration!.queuedExpires = nil
+            registration!.requestedExpires = queued
+            return sendRegister()
+        }
+        guard record.requestedExpires > 0 else {
+            logger.info("SIP: unregistered from \(record.registrar)")
+            registration = nil
+            for waiter in record.waiters { waiter.resume(returning: .success(0)) }
+            return
+        }
+        let granted = grantedExpires(response, record: record)
+        registration!.grantedExpires = granted
+        registration!.waiters = []
+        schedule(.seconds(refreshDelay(granted)), .registration(registration!.generation))
+        logger.info("SIP: registered \(record.addressOfRecord) at \(record.registrar) for \(granted) s")
+        for waiter in record.waiters { waiter.resume(returning: .success(granted)) }
+    }
+
+    /// The REGISTER failed (refused, or no answer). Callers waiting hear why; a binding that
+    /// was live is tried again in 30 s, before it lapses if it can.
+    mutating func registerFailed(_ error: SIPError, key: ClientKey) {
+        guard let record = registration, record.key == key else { return }
+        logger.warning("SIP: REGISTER at \(record.registrar) failed: \(error)")
+        registration!.key = nil
+        registration!.waiters = []
+        registration!.queuedExpires = nil
+        if record.grantedExpires == nil || record.requestedExpires == 0 {
+            registration = nil
+        } else {
+            schedule(.seconds(30), .registration(registration!.generation))
+        }
+        for waiter in record.waiters { waiter.resume(returning: .failure(error)) }
+    }
+
+    /// The refresh timer of `generation` fired.
+    mutating func refreshRegistration(generation: UInt64) {
+        guard let record = registration, record.generation == generation, record.key == nil, record.requestedExpires > 0
+        else { return }
+        sendRegister()
+    }
+
+    /// On close: removes a live binding, best effort (the REGISTER is sent once).
+    mutating func unregisterOnShutdown() {
+        guard let record = registration else { return }
+        for waiter in record.waiters { waiter.resume(returning: .failure(.closed)) }
+        registration!.waiters = []
+        if record.grantedExpires != nil {
+            registration!.requestedExpires = 0
+            registration!.key = nil
+            sendRegister()
+        }
+        registration = nil
+    }
+
+    /// The lifetime granted to our Contact: its `expires` parameter in the 2xx, else the
+    /// `Expires` header, else what we asked for (section 10.2.4).
+    private func grantedExpires(_ response: SIPResponse, record: RegistrationRecord) -> Int {
+        let ours = contactURI(localHost: record.localHost)
+        let contacts = (try? response.headers.contacts()) ?? []
+        if let mine = contacts.first(where: { $0.uri.user == ours.user && $0.uri.host == ours.host
+                                              && $0.uri.effectivePort == ours.effectivePort }),
+           let value = mine.parameters["expires"], let seconds = Int(value) {
+            return seconds
+        }
+        if let header = response.headers["Expires"], let seconds = Int(header[...].trimmed) { return seconds }
+        return record.requestedExpires
+    }
+
+    /// When to refresh a binding of `lifetime` seconds: at 80 % of it, and at least 33 s
+    /// (a transaction's timeout, 64 × T1) before it lapses when it is long enough for that.
+    private func refreshDelay(_ lifetime: Int) -> Int {
+        lifetime > 165 ? lifetime - max(33, lifetime / 5) : max(1, lifetime * 4 / 5)
+    }
+}
