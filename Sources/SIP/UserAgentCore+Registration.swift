@@ -93,6 +93,11 @@ extension CoreState {
         guard (200..<300).contains(status) else {
             return registerFailed(.rejected(status: status, reason: response.reasonPhrase), key: key)
         }
+        let granted = grantedExpires(response, record: record)
+        if granted <= 0, record.requestedExpires > 0, record.queuedExpires == nil {
+            // A 2xx that lists our Contact with expires=0 did not keep the binding.
+            return registerFailed(.rejected(status: status, reason: "binding not kept"), key: key)
+        }
         registration!.key = nil
         if let queued = record.queuedExpires {
             registration!.queuedExpires = nil
@@ -105,7 +110,6 @@ extension CoreState {
             for waiter in record.waiters { waiter.resume(returning: .success(0)) }
             return
         }
-        let granted = grantedExpires(response, record: record)
         registration!.grantedExpires = granted
         registration!.waiters = []
         schedule(.seconds(refreshDelay(granted)), .registration(registration!.generation))

@@ -252,6 +252,35 @@ import TestSupport
         #expect(try removal.headers.cseq().sequence == request.headers.cseq().sequence + 1)
     }
 
+    /// 423 Interval Too Brief: asked again, once, for the registrar's minimum.
+    @Test func intervalTooBriefAsksForTheMinimum() async throws {
+        let agent = try Self.agent()
+        defer { agent.close() }
+        let registrar = try RawPeer()
+        async let granted = agent.register(at: SIPURI(host: "127.0.0.1", port: registrar.port), expires: 60)
+        let first = try #require(await Self.nextRequest(registrar, .register))
+        registrar.send(Self.response(423, to: first, extra: [("Min-Expires", "1800")]), to: agent.localAddress)
+        let second = try #require(await Self.nextRequest(registrar, .register))
+        #expect(second.headers["Expires"] == "1800")
+        #expect(try second.headers.cseq().sequence == first.headers.cseq().sequence + 1)
+        registrar.send(Self.response(200, to: second), to: agent.localAddress)
+        #expect(try await granted == 1800)
+    }
+
+    /// A 2xx that lists our Contact with expires=0 did not register us: no refresh loop.
+    @Test func aBindingTheRegistrarDidNotKeepIsAFailure() async throws {
+        let agent = try Self.agent()
+        defer { agent.close() }
+        let registrar = try RawPeer()
+        let outcome = Task { try await agent.register(at: SIPURI(host: "127.0.0.1", port: registrar.port)) }
+        let request = try #require(await Self.nextRequest(registrar, .register))
+        registrar.send(Self.response(200, to: request, extra: [("Contact", "<\(agent.uri(user: "alice"))>;expires=0")]),
+                       to: agent.localAddress)
+        await #expect(throws: SIPError.rejected(status: 200, reason: "binding not kept")) { try await outcome.value }
+        #expect(agent.registrar == nil)
+        #expect(await Self.nextRequest(registrar, .register, timeout: .milliseconds(1500)) == nil)
+    }
+
     @Test func aLifetimeUnderOneSecondIsRefused() async throws {
         let agent = try Self.agent()
         defer { agent.close() }
