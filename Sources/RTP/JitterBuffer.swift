@@ -78,6 +78,8 @@ public struct JitterBufferStatistics: Sendable, Equatable, Codable {
     public var undecodable = 0
     /// Packets dropped because the buffer was full.
     public var overflows = 0
+    /// Telephone-event packets seen (DTMF): not audio; their sequence numbers are not losses.
+    public var telephoneEvents = 0
     /// Times the buffer started over (new source, timestamp jump).
     public var resets = 0
     /// Packets more than 2 s away from the timeline (dropped; a second in a row restarts the buffer).
@@ -109,7 +111,7 @@ public struct JitterBufferStatistics: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case packetsInserted = "packets_inserted", late, duplicates, lost, fecRecovered = "fec_recovered",
-             undecodable, overflows, resets, timestampJumps = "timestamp_jumps", concealedMs = "concealed_ms", comfortNoiseMs = "comfort_noise_ms",
+             undecodable, overflows, telephoneEvents = "telephone_events", resets, timestampJumps = "timestamp_jumps", concealedMs = "concealed_ms", comfortNoiseMs = "comfort_noise_ms",
              droppedMs = "dropped_ms", stretchedMs = "stretched_ms", currentDelayMs = "current_delay_ms",
              targetDelayMs = "target_delay_ms", jitterQuantileMs = "jitter_quantile_ms", meanDelayMs = "mean_delay_ms",
              bufferedMs = "buffered_ms"
@@ -194,6 +196,11 @@ public struct JitterBuffer: ~Copyable {
     /// The share of packets lost lately (an average over about 100 packets).
     private var lossRate = 0.0
     private var lastDuration = 960
+    /// Sequence numbers of the latest telephone-event packets (a ring): a gap they fill is
+    /// not loss but a pause in the audio, played as comfort noise.
+    private let eventSequences: UnsafeMutablePointer<Int64>
+    private var eventCount = 0
+    private static let eventMemory = 64
     /// Packets inserted since the last one that carried in-band FEC (the peer may send none).
     private var packetsSinceFEC = Int.max
     /// The silence or comfort noise added at a time while a start waits for its target:
@@ -242,6 +249,8 @@ public struct JitterBuffer: ~Copyable {
         fifoCapacity = configuration.sampleRate * configuration.channels / 5
         fifo = .allocate(capacity: fifoCapacity)
         fifo.initialize(repeating: 0, count: fifoCapacity)
+        eventSequences = .allocate(capacity: Self.eventMemory)
+        eventSequences.initialize(repeating: -1, count: Self.eventMemory)
         stats.targetDelayMs = configuration.initialDelayMs + configuration.marginMs
     }
 
@@ -250,6 +259,7 @@ public struct JitterBuffer: ~Copyable {
         freeSlots.deallocate()
         payloads.deallocate()
         fifo.deallocate()
+        eventSequences.deallocate()
     }
 
     /// The counters and delays so far.
@@ -273,6 +283,13 @@ public struct JitterBuffer: ~Copyable {
     /// dropped and counted. A packet from a new source generation, or a timestamp jump
     /// of more than two seconds confirmed by the next packet, starts the buffer over.
     public mutating func insert(_ packet: RTPReceivedPacket, payload: UnsafeRawBufferPointer) {
+        if packet.isTelephoneEvent {
+            // Not audio (RFC 4733): remember that its sequence number is no loss.
+            eventSequences[eventCount % Self.eventMemory] = packet.sequenceNumber
+            eventCount += 1
+            stats.telephoneEvents += 1
+            return
+        }
         guard let info = OpusPayload.parse(payload), payload.count <= configuration.maxPayloadSize else {
             stats.undecodable += 1
             return
@@ -368,6 +385,7 @@ public struct JitterBuffer: ~Copyable {
         smoothedDelay = nil
         decodedMask = 0
         expandRun = 0
+        eventCount = 0
         talkSpurtPending = true
         estimator.reset(priorMs: configuration.initialDelayMs)
         try? decoder.reset()
@@ -537,7 +555,7 @@ public struct JitterBuffer: ~Copyable {
 
         // The packet at the playout point is missing; `next` comes later.
         let gap = Int(next.timestamp - playoutTimestamp)
-        let missing = next.sequence - lastSequence - 1
+        let missing = audioMissing(before: next)
         if missing <= 0 {
             // A timestamp gap with no sequence gap: the sender was silent (DTX). The
             // concealment already played while empty counts as comfort noise.
@@ -586,9 +604,20 @@ public struct JitterBuffer: ~Copyable {
         if playoutTimestamp == next.timestamp { finishGap(next) }
     }
 
+    /// Audio packets missing between the last one played and `next`: the sequence numbers in
+    /// between, less those of telephone events.
+    private func audioMissing(before next: Entry) -> Int64 {
+        var missing = next.sequence - lastSequence - 1
+        guard missing > 0 else { return missing }
+        for i in 0..<min(eventCount, Self.eventMemory) where eventSequences[i] > lastSequence && eventSequences[i] < next.sequence {
+            missing -= 1
+        }
+        return missing
+    }
+
     /// Counts the packets that were missing before `next` once the gap is filled.
     private mutating func finishGap(_ next: Entry) {
-        let missing = next.sequence - lastSequence - 1
+        let missing = audioMissing(before: next)
         if missing > 0 {
             stats.lost += Int(missing)
             for _ in 0..<min(missing, 50) { lossRate += (1 - lossRate) / 100 }

@@ -14,15 +14,19 @@ public struct RTPReceivedPacket: Sendable, Equatable {
     /// Increments each time the validated source changes (new SSRC or address):
     /// the jitter buffer starts over when it sees a new value.
     public var sourceGeneration: UInt32
+    /// The payload is a telephone event (RFC 4733), not audio: it takes a sequence number of
+    /// the stream but plays nothing.
+    public var isTelephoneEvent: Bool
 
     public init(sequenceNumber: Int64, timestamp: UInt32, marker: Bool = false, ssrc: UInt32 = 0, arrival: UInt64,
-                sourceGeneration: UInt32 = 0) {
+                sourceGeneration: UInt32 = 0, isTelephoneEvent: Bool = false) {
         self.sequenceNumber = sequenceNumber
         self.timestamp = timestamp
         self.marker = marker
         self.ssrc = ssrc
         self.arrival = arrival
         self.sourceGeneration = sourceGeneration
+        self.isTelephoneEvent = isTelephoneEvent
     }
 }
 

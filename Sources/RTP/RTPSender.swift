@@ -38,6 +38,25 @@ public struct RTPPacketizer: Sendable {
         return n
     }
 
+    /// Writes a telephone-event packet (RFC 4733) with the next sequence number, the event's
+    /// start `timestamp`, `marker` and `payloadType`; the clock does not move (``skip(duration:)``
+    /// accounts for the frame the event replaces).
+    ///
+    /// - Returns: the datagram's length.
+    public mutating func writeEvent(_ event: TelephoneEvent, timestamp eventTimestamp: UInt32, marker: Bool,
+                                    payloadType eventPayloadType: UInt8,
+                                    into datagram: UnsafeMutableRawBufferPointer) throws(RTPWriteError) -> Int {
+        var payload: (UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0)
+        let n = try withUnsafeMutableBytes(of: &payload) { bytes throws(RTPWriteError) -> Int in
+            event.write(into: bytes)
+            let header = RTPHeader(marker: marker, payloadType: eventPayloadType, sequenceNumber: sequenceNumber,
+                                   timestamp: eventTimestamp, ssrc: ssrc)
+            return try header.write(payload: UnsafeRawBufferPointer(bytes), into: datagram)
+        }
+        sequenceNumber &+= 1
+        return n
+    }
+
     /// A frame of `duration` RTP units that is not sent (DTX): the clock moves on, the
     /// sequence number does not, and the next packet starts a talk spurt.
     public mutating func skip(duration: Int) {
@@ -145,6 +164,16 @@ public struct OpusRTPEncoder: ~Copyable {
         if (try? encoder.setExpectedPacketLoss(percent: percent)) != nil { expectedLossPercent = percent }
     }
 
+    /// Writes `packet` (a telephone event) in place of a frame's audio: the audio's clock moves on
+    /// by the frame, and the next audio packet carries the marker.
+    public mutating func writeEvent(_ packet: TelephoneEventSender.Packet, payloadType: UInt8,
+                                    into datagram: UnsafeMutableRawBufferPointer) throws(RTPWriteError) -> Int {
+        let n = try packetizer.writeEvent(packet.event, timestamp: packet.timestamp, marker: packet.marker,
+                                          payloadType: payloadType, into: datagram)
+        packetizer.skip(duration: configuration.timestampIncrement)
+        return n
+    }
+
     /// Lets one frame's time pass without a packet (sending is paused): the timestamp moves
     /// on, and the next packet carries the marker, as after DTX.
     public mutating func skipFrame() {
@@ -180,6 +209,10 @@ public struct RTPSender: ~Copyable {
     private let state: RTPSessionState?
     private let datagram: UnsafeMutableRawBufferPointer
     private var reportsSeen = 0
+    /// Keys to send as telephone events, and their payload type (nil: none negotiated).
+    private var keys: TelephoneEventQueue?
+    private var eventPayloadType: UInt8 = 0
+    private var events: TelephoneEventSender
 
     /// Creates a send path that sends to `destination` through `socket`; `state`
     /// receives the counters for sender reports and supplies RTCP loss reports.
@@ -189,6 +222,14 @@ public struct RTPSender: ~Copyable {
         self.destination = destination
         self.state = state
         datagram = .allocate(byteCount: OpusRTPEncoder.maxDatagramSize, alignment: 16)
+        events = TelephoneEventSender(frameDuration: self.encoder.configuration.timestampIncrement)
+    }
+
+    /// Sends the keys `queue` gets as telephone events in `format`, in place of audio.
+    public mutating func sendTelephoneEvents(from queue: TelephoneEventQueue, format: TelephoneEventFormat) {
+        keys = queue
+        eventPayloadType = format.payloadType
+        events = TelephoneEventSender(frameDuration: encoder.configuration.timestampIncrement, clockRate: format.clockRate)
     }
 
     deinit { datagram.deallocate() }
@@ -218,9 +259,19 @@ public struct RTPSender: ~Copyable {
             return .paused
         }
         let timestamp = encoder.packetizer.timestamp, withFEC = encoder.codesFEC
+        if let keys, let packet = events.nextFrame(timestamp: timestamp, queue: keys) {
+            // A key is being sent: its event instead of this frame's audio (RFC 4733 section 2.5.1).
+            guard let n = try? encoder.writeEvent(packet, payloadType: eventPayloadType, into: datagram) else { return .dropped }
+            state?.recordFrame(timestamp: timestamp, at: now, withFEC: false)
+            return transmit(n)
+        }
         guard let n = try? encoder.encode(pcm, into: datagram) else { return .dropped }
         state?.recordFrame(timestamp: timestamp, at: now, withFEC: withFEC)
         guard n > 0 else { return .silent }
+        return transmit(n)
+    }
+
+    private func transmit(_ n: Int) -> RTPSendOutcome {
         guard socket.send(UnsafeRawBufferPointer(rebasing: datagram[0..<n]), to: destination) == .sent else {
             state?.recordSendFailure()
             return .dropped

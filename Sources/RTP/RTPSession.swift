@@ -29,6 +29,9 @@ public struct RTPSessionConfiguration: Sendable {
     /// an address our socket cannot reach (IPv6 when our socket is IPv4 while it sends from
     /// IPv4). RTCP then goes to the next port, or the same one with ``rtcpMux``.
     public var latchesToPeerSource = false
+    /// Telephone events (RFC 4733 DTMF) as negotiated with the peer, both ways; nil: none
+    /// (``RTPSession/sendDTMF(_:)`` refuses, and events from the peer are dropped).
+    public var telephoneEvents: TelephoneEventFormat?
 
     public init(localAddress: SocketAddress, remoteAddress: SocketAddress, remoteRTCPAddress: SocketAddress? = nil,
                 rtcpMux: Bool = false, payloadType: UInt8 = 96, opus: OpusCallConfiguration = .init(),
@@ -86,6 +89,11 @@ public final class RTPSession: Sendable {
     let rtcpSocket: UDPSocket?
     private let thread: LoopThread
     private let senderMade = Atomic<Bool>(false)
+    /// Keys for the sender to send as telephone events.
+    private let keys = TelephoneEventQueue()
+    /// DTMF keys the peer pressed (telephone events, each reported once when it starts), from
+    /// the network thread. Keeps the newest 64 when nobody reads. Finishes when the session stops.
+    public let receivedTelephoneEvents: AsyncStream<TelephoneEvent>
 
     /// Binds the sockets (RTP on the local address, RTCP on the next port unless muxed).
     public init(configuration: RTPSessionConfiguration, logger: Logger = Logger(label: "callaudio.rtp")) throws(SocketError) {
@@ -102,8 +110,10 @@ public final class RTPSession: Sendable {
         var random = SystemRandomNumberGenerator()
         ssrc = UInt32.random(in: 1...UInt32.max, using: &random)
         let cname = configuration.cname ?? Self.randomCNAME(&random)
+        let (events, eventContinuation) = AsyncStream.makeStream(of: TelephoneEvent.self, bufferingPolicy: .bufferingNewest(64))
+        receivedTelephoneEvents = events
         let loop = NetworkLoop(configuration: configuration, ssrc: ssrc, cname: cname, rtp: rtpSocket, rtcp: rtcpSocket,
-                               ring: ring, state: state, logger: logger, seed: random.next())
+                               ring: ring, state: state, logger: logger, seed: random.next(), events: eventContinuation)
         thread = LoopThread(name: "callaudio-rtp", loop)
     }
 
@@ -157,7 +167,28 @@ public final class RTPSession: Sendable {
         precondition(!senderMade.exchange(true, ordering: .relaxed), "one sender per session")
         let encoder = try OpusRTPEncoder(configuration: configuration.opus,
                                          packetizer: RTPPacketizer(payloadType: configuration.payloadType, ssrc: ssrc))
-        return RTPSender(encoder: encoder, socket: rtpSocket, destination: configuration.remoteAddress, state: state)
+        var sender = RTPSender(encoder: encoder, socket: rtpSocket, destination: configuration.remoteAddress, state: state)
+        if let events = configuration.telephoneEvents { sender.sendTelephoneEvents(from: keys, format: events) }
+        return sender
+    }
+
+    /// Queues DTMF keys (`0`-`9`, `*`, `#`, `A`-`D`) to send as telephone events (RFC 4733):
+    /// the sender replaces 100 ms of audio with each key's event, then leaves 60 ms of audio
+    /// before the next.
+    ///
+    /// - Throws: ``DTMFError``, queuing nothing, when telephone events were not negotiated, a key
+    ///   is not a DTMF key, or the keys do not fit in the queue (64 waiting at most).
+    ///
+    /// Thread safety: any thread, one call at a time (the control thread).
+    public func sendDTMF(_ keys: String) throws(DTMFError) {
+        guard configuration.telephoneEvents != nil else { throw .notNegotiated }
+        var events: [UInt8] = []
+        for key in keys {
+            guard let event = TelephoneEvent.event(forKey: key) else { throw .invalidKey(key) }
+            events.append(event)
+        }
+        guard self.keys.count + events.count <= self.keys.capacity else { throw .queueFull }
+        for event in events { _ = self.keys.push(event) }
     }
 
     /// A jitter buffer for the I/O thread, decoding at the call's rate and publishing to ``jitterMonitor``.
@@ -204,9 +235,13 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
     private var rtpDestination: SocketAddress
     private var rtcpDestination: SocketAddress
     private var peerVersion = 0
+    private var telephoneEvents = TelephoneEventReceiver()
+    private let events: AsyncStream<TelephoneEvent>.Continuation
 
     init(configuration: RTPSessionConfiguration, ssrc: UInt32, cname: String, rtp: UDPSocket, rtcp: UDPSocket?,
-         ring: RTPPacketRing, state: RTPSessionState, logger: Logger, seed: UInt64) {
+         ring: RTPPacketRing, state: RTPSessionState, logger: Logger, seed: UInt64,
+         events: AsyncStream<TelephoneEvent>.Continuation) {
+        self.events = events
         self.configuration = configuration
         self.ssrc = ssrc
         self.cname = cname
@@ -219,6 +254,7 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
         self.logger = logger
         var validation = configuration.validator
         validation.payloadType = configuration.payloadType  // the session's payload type wins
+        validation.telephoneEventPayloadType = configuration.telephoneEvents?.payloadType
         validator = RTPSourceValidator(configuration: validation)
         // Session bandwidth: the codec's bitrate plus 40 bytes of RTP/UDP/IPv4 headers per packet.
         let packetsPerSecond = 1000.0 / Double(configuration.opus.frameMilliseconds)
@@ -249,6 +285,7 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
             if seconds(t) >= scheduler.nextDue { reportTimer(now: t) }
         }
         sendReport(now: RTPClock.monotonicNanoseconds(), goodbye: true)
+        events.finish()
         logger.debug("RTP session stopped", metadata: ["ssrc": "\(ssrc)"])
     }
 
@@ -276,7 +313,14 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
                     if configuration.latchesToPeerSource { latch(to: source) }
                 }
                 peerSentAt = arrival
-                ring.push(packet, payload: UnsafeRawBufferPointer(rebasing: datagram[payload]))
+                let body = UnsafeRawBufferPointer(rebasing: datagram[payload])
+                if packet.isTelephoneEvent, let event = TelephoneEvent.parse(body),
+                   let new = telephoneEvents.receive(event, timestamp: packet.timestamp,
+                                                     sourceGeneration: packet.sourceGeneration) {
+                    events.yield(new)
+                }
+                // Events go to the jitter buffer too: their sequence numbers are not audio lost.
+                ring.push(packet, payload: body)
             }
         }
     }

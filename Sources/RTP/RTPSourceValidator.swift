@@ -6,7 +6,7 @@ import Opus
 public enum RTPDropReason: Int, Sendable, CaseIterable, Codable {
     /// Not a valid RTP packet, an empty or malformed Opus payload, or a truncated datagram.
     case malformed
-    /// A payload type other than the negotiated one.
+    /// A payload type other than the negotiated ones (Opus, and telephone events if negotiated).
     case wrongPayloadType
     /// From an address other than the locked source's.
     case foreignSource
@@ -47,6 +47,8 @@ public struct RTPSourceValidator: Sendable {
         public var sourceTimeoutMs: Int
         /// Payloads larger than this are dropped as malformed.
         public var maxPayloadSize: Int
+        /// The payload type of telephone events (RFC 4733), accepted beside the audio's; nil: none.
+        public var telephoneEventPayloadType: UInt8?
 
         public init(payloadType: UInt8 = 96, ssrcChangeHoldoffMs: Int = 100, sourceTimeoutMs: Int = 2000,
                     maxPayloadSize: Int = 1500) {
@@ -119,11 +121,11 @@ public struct RTPSourceValidator: Sendable {
     private mutating func check(_ datagram: UnsafeRawBufferPointer, from address: SocketAddress, arrival: UInt64) -> Verdict {
         guard let packet = try? RTPPacket.parse(datagram) else { return .drop(.malformed) }
         let header = packet.header
-        guard header.payloadType == configuration.payloadType else { return .drop(.wrongPayloadType) }
+        let isEvent = header.payloadType == configuration.telephoneEventPayloadType
+        guard header.payloadType == configuration.payloadType || isEvent else { return .drop(.wrongPayloadType) }
         let payload = UnsafeRawBufferPointer(rebasing: datagram[packet.payload])
-        guard payload.count <= configuration.maxPayloadSize, OpusPayload.parse(payload) != nil else {
-            return .drop(.malformed)
-        }
+        let wellFormed = isEvent ? TelephoneEvent.parse(payload) != nil : OpusPayload.parse(payload) != nil
+        guard payload.count <= configuration.maxPayloadSize, wellFormed else { return .drop(.malformed) }
 
         if movedTo != nil {
             let since = movedSince ?? arrival
@@ -132,7 +134,7 @@ public struct RTPSourceValidator: Sendable {
         }
         if let lockedSource = source, let lockedSSRC = ssrc, address == lockedSource, header.ssrc == lockedSSRC {
             guard sequence!.update(header.sequenceNumber) else { return .drop(.badSequence) }
-            return accept(header, payload: packet.payload, arrival: arrival)
+            return accept(header, payload: packet.payload, arrival: arrival, isEvent: isEvent)
         }
 
         // Not the locked source: a candidate, which may take over if it is allowed to.
@@ -148,7 +150,7 @@ public struct RTPSourceValidator: Sendable {
         }
         guard mayTakeOver else { return .drop(sameAddress ? .foreignSSRC : .foreignSource) }
         lock(address: address, ssrc: header.ssrc)
-        return accept(header, payload: packet.payload, arrival: arrival)
+        return accept(header, payload: packet.payload, arrival: arrival, isEvent: isEvent)
     }
 
     /// Runs A.1 probation for a candidate; true once it is valid.
@@ -183,13 +185,16 @@ public struct RTPSourceValidator: Sendable {
         for j in candidates.indices { candidates[j] = nil }
     }
 
-    private mutating func accept(_ header: RTPHeader, payload: Range<Int>, arrival: UInt64) -> Verdict {
+    private mutating func accept(_ header: RTPHeader, payload: Range<Int>, arrival: UInt64, isEvent: Bool) -> Verdict {
         lastSeen = arrival
-        let arrivalUnits = RTPClock.rtpUnits(nanoseconds: arrival, rate: OpusCallConfiguration.rtpClockRate)
-        jitter.update(arrival: arrivalUnits, timestamp: header.timestamp)
+        // An event's packets all carry its start time: they would read as growing delay (A.8).
+        if !isEvent {
+            let arrivalUnits = RTPClock.rtpUnits(nanoseconds: arrival, rate: OpusCallConfiguration.rtpClockRate)
+            jitter.update(arrival: arrivalUnits, timestamp: header.timestamp)
+        }
         let packet = RTPReceivedPacket(sequenceNumber: sequence!.extended(header.sequenceNumber),
                                        timestamp: header.timestamp, marker: header.marker, ssrc: header.ssrc,
-                                       arrival: arrival, sourceGeneration: generation)
+                                       arrival: arrival, sourceGeneration: generation, isTelephoneEvent: isEvent)
         return .accept(packet, payload: payload)
     }
 

@@ -410,6 +410,9 @@ public struct OpusStreamDescription: Sendable, Equatable {
     /// `a=ptime` and `a=maxptime`, in milliseconds.
     public var ptime: Int?
     public var maxptime: Int?
+    /// Telephone events (RFC 4733 DTMF) in the stream, if described: `telephone-event/48000`, or
+    /// `telephone-event/8000` when that is all there is.
+    public var telephoneEvents: TelephoneEventFormat? = nil
 }
 
 /// Offers and answers for one Opus audio stream (RFC 3264 with RFC 7587).
@@ -418,20 +421,31 @@ public struct OpusStreamDescription: Sendable, Equatable {
 public enum OpusSDP {
     /// The rtpmap encoding for Opus: always 48 kHz and 2 channels (RFC 7587 section 7).
     public static let encoding = "opus/48000/2"
+    /// What calls offer for DTMF: events on Opus's clock (RFC 4733 section 7.1.1), and at
+    /// 8 kHz for the many endpoints that know only that (as WebRTC offers both).
+    public static let telephoneEventFormats = [TelephoneEventFormat(payloadType: 101, clockRate: 48000),
+                                               TelephoneEventFormat(payloadType: 102, clockRate: 8000)]
 
     /// The media section for an Opus stream received at `address`.
+    /// With `telephoneEvents`, the stream also carries DTMF events (the keys 0-15) in those formats.
     public static func media(address: SocketAddress, payloadType: UInt8 = 96, parameters: OpusFormatParameters,
                              ptime: Int? = 20, maxptime: Int? = 120, direction: MediaDirection? = .sendrecv,
-                             rtcpMux: Bool = false, rtcpPort: Int? = nil) -> SessionDescription.Media {
+                             rtcpMux: Bool = false, rtcpPort: Int? = nil,
+                             telephoneEvents: [TelephoneEventFormat] = []) -> SessionDescription.Media {
         var attributes = [SessionDescription.Attribute("rtpmap", "\(payloadType) \(encoding)")]
         if let fmtp = parameters.text { attributes.append(.init("fmtp", "\(payloadType) \(fmtp)")) }
+        var formats = ["\(payloadType)"]
+        for events in telephoneEvents {
+            formats.append("\(events.payloadType)")
+            attributes.append(.init("rtpmap", "\(events.payloadType) telephone-event/\(events.clockRate)"))
+            attributes.append(.init("fmtp", "\(events.payloadType) 0-15"))
+        }
         if let ptime { attributes.append(.init("ptime", "\(ptime)")) }
         if let maxptime { attributes.append(.init("maxptime", "\(maxptime)")) }
         if let rtcpPort { attributes.append(.init("rtcp", "\(rtcpPort)")) }
         if rtcpMux { attributes.append(.init("rtcp-mux")) }
         if let direction { attributes.append(.init(direction.rawValue)) }
-        return .init(media: "audio", port: Int(address.port), proto: "RTP/AVP", formats: ["\(payloadType)"],
-                     attributes: attributes)
+        return .init(media: "audio", port: Int(address.port), proto: "RTP/AVP", formats: formats, attributes: attributes)
     }
 
     /// An offer for one Opus stream received at `address`.
@@ -439,14 +453,14 @@ public enum OpusSDP {
                              parameters: OpusFormatParameters = .init(useInbandFEC: true, maxAverageBitrate: 24000,
                                                                       stereo: false, spropStereo: false),
                              ptime: Int = 20, maxptime: Int = 120, direction: MediaDirection = .sendrecv,
-                             rtcpMux: Bool = false) -> SessionDescription {
+                             rtcpMux: Bool = false, telephoneEvents: [TelephoneEventFormat] = []) -> SessionDescription {
         let connection = SessionDescription.Connection(address)
         return SessionDescription(
             origin: .init(sessionID: "\(sessionID)", sessionVersion: "1", addressType: connection.addressType,
                           address: connection.address),
             sessionName: "CallAudio", connection: connection,
             media: [media(address: address, payloadType: payloadType, parameters: parameters, ptime: ptime,
-                          maxptime: maxptime, direction: direction, rtcpMux: rtcpMux)])
+                          maxptime: maxptime, direction: direction, rtcpMux: rtcpMux, telephoneEvents: telephoneEvents)])
     }
 
     /// The first audio stream offering Opus in `description`, as its author describes it.
@@ -462,21 +476,29 @@ public enum OpusSDP {
                 payloadType: payloadType, direction: description.direction(of: m),
                 parameters: OpusFormatParameters(parsing: m.formatParameters(for: format) ?? ""),
                 ptime: m.attribute("ptime").flatMap { Int($0.trimmingSpaces) },
-                maxptime: m.attribute("maxptime").flatMap { Int($0.trimmingSpaces) })
+                maxptime: m.attribute("maxptime").flatMap { Int($0.trimmingSpaces) },
+                telephoneEvents: [48000, 8000].lazy.compactMap { rate -> TelephoneEventFormat? in
+                    guard let events = m.payloadType(for: "telephone-event/\(rate)").flatMap(UInt8.init),
+                          events < 128, events != payloadType else { return nil }
+                    return TelephoneEventFormat(payloadType: events, clockRate: rate)
+                }.first)
         }
         throw .noOpus
     }
 
     /// Answers `offer` (RFC 3264 section 6): the Opus stream is accepted with the
     /// offerer's payload type and the reverse direction; every other stream is
-    /// rejected with port 0. rtcp-mux is kept only if offered and `rtcpMux` allows it.
+    /// rejected with port 0. rtcp-mux is kept only if offered and `rtcpMux` allows it;
+    /// telephone events (at 48 kHz, else 8 kHz) with the offerer's payload type if offered and
+    /// `telephoneEvents`.
     ///
     /// - Returns: the answer, and the offerer's stream (where to send, what it asked for).
     public static func answer(_ offer: SessionDescription, address: SocketAddress, sessionID: UInt64,
                               parameters: OpusFormatParameters, ptime: Int = 20, maxptime: Int = 120,
-                              direction: MediaDirection = .sendrecv,
-                              rtcpMux: Bool = true) throws(SDPError) -> (answer: SessionDescription, remote: OpusStreamDescription) {
-        let remote = try stream(in: offer)
+                              direction: MediaDirection = .sendrecv, rtcpMux: Bool = true,
+                              telephoneEvents: Bool = true) throws(SDPError) -> (answer: SessionDescription, remote: OpusStreamDescription) {
+        var remote = try stream(in: offer)
+        if !telephoneEvents { remote.telephoneEvents = nil }
         let connection = SessionDescription.Connection(address)
         var answer = SessionDescription(
             origin: .init(sessionID: "\(sessionID)", sessionVersion: "1", addressType: connection.addressType,
@@ -489,7 +511,8 @@ public enum OpusSDP {
                 accepted = true
                 answer.media.append(media(address: address, payloadType: remote.payloadType, parameters: parameters,
                                           ptime: ptime, maxptime: maxptime, direction: remote.direction.answer(wanting: direction),
-                                          rtcpMux: rtcpMux && remote.rtcpMux))
+                                          rtcpMux: rtcpMux && remote.rtcpMux,
+                                          telephoneEvents: remote.telephoneEvents.map { [$0] } ?? []))
             } else {
                 // Rejected: same media and protocol, port 0 (RFC 3264 section 6).
                 answer.media.append(.init(media: m.media, port: 0, proto: m.proto, formats: m.formats))

@@ -153,7 +153,8 @@ public actor CallController {
         let ports = try PortReservation(host: host)
         let sessionID = UInt64.random(in: 1...UInt64(Int64.max))
         let offer = OpusSDP.offer(address: ports.rtp, sessionID: sessionID, parameters: sdpParameters,
-                                  ptime: configuration.codec.frameMilliseconds, rtcpMux: configuration.rtcpMux)
+                                  ptime: configuration.codec.frameMilliseconds, rtcpMux: configuration.rtcpMux,
+                                  telephoneEvents: OpusSDP.telephoneEventFormats)
         let sipCall: SIPCall
         do { sipCall = try userAgent.invite(to: uri, offer: .sdp(offer.text)) } catch { throw .signalling("\(error)") }
         let call = Call(id: sipCall.callID, direction: .outgoing, remoteURI: target, controller: self)
@@ -229,7 +230,8 @@ public actor CallController {
             throw error
         }
         let offer = OpusSDP.offer(address: ports.rtp, sessionID: UInt64.random(in: 1...UInt64(Int64.max)), parameters: sdpParameters,
-                                  ptime: configuration.codec.frameMilliseconds, rtcpMux: configuration.rtcpMux)
+                                  ptime: configuration.codec.frameMilliseconds, rtcpMux: configuration.rtcpMux,
+                                  telephoneEvents: OpusSDP.telephoneEventFormats)
         record.ports = ports
         records[call.id] = record
         do {
@@ -419,6 +421,7 @@ public actor CallController {
             var rtpConfiguration = RTPSessionConfiguration(
                 localAddress: ports.rtp, remoteAddress: remoteAddress, remoteRTCPAddress: rtcpAddress,
                 rtcpMux: mux, payloadType: remote.payloadType, opus: codec)
+            rtpConfiguration.telephoneEvents = remote.telephoneEvents
             // Another address family (a peer that advertises IPv6 while it talks to us over IPv4):
             // nothing we send there arrives.
             let unreachable = remoteAddress.family != ports.rtp.family
@@ -440,6 +443,8 @@ public actor CallController {
             record.remote = remote
             records[id] = record
             try media.start()
+            let call = record.call
+            Task { for await event in rtp.receivedTelephoneEvents { if let key = event.key { call.received(key) } } }
             record.io = try? beginIO(id, media)
             records[id] = record
             (session.system.hardware as? ALSAAudioHardware)?.attach(media.engine)
@@ -450,6 +455,11 @@ public actor CallController {
             stopMedia(id)
             throw .media("\(error)")
         }
+    }
+
+    func sendDTMF(_ keys: String, on call: Call) throws(CallError) {
+        guard let media = records[call.id]?.media else { throw .dtmf("the call has no media") }
+        do { try media.rtp.sendDTMF(keys) } catch { throw .dtmf("\(error)") }
     }
 
     /// Where RTP and RTCP go for the peer's stream `remote` (through `mediaPath` when set).

@@ -14,6 +14,8 @@ public enum CallError: Error, Sendable, Equatable, CustomStringConvertible {
     case signalling(String)
     /// The operation does not apply in the call's state.
     case invalidState(String)
+    /// DTMF keys could not be sent (none were).
+    case dtmf(String)
 
     public var description: String {
         switch self {
@@ -23,6 +25,7 @@ public enum CallError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .media(why): "media: \(why)"
         case let .signalling(why): "signalling: \(why)"
         case let .invalidState(why): why
+        case let .dtmf(why): "DTMF: \(why)"
         }
     }
 }

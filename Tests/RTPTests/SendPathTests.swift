@@ -64,6 +64,20 @@ struct SendPathTests {
                   destination: sink.localAddress, state: state)
     }
 
+    /// The network thread's work on this thread: every datagram waiting at `sink` through the
+    /// validator into the ring; `accepted` sees each packet passed on, with its payload.
+    static func deliver(from sink: UDPSocket, into buffer: UnsafeMutableRawBufferPointer, through validator: inout RTPSourceValidator,
+                        to ring: RTPPacketRing, now: UInt64,
+                        accepted: (RTPReceivedPacket, UnsafeRawBufferPointer) -> Void = { _, _ in }) {
+        while case let .datagram(length, source, _) = sink.receiveNow(into: buffer) {
+            let datagram = UnsafeRawBufferPointer(rebasing: buffer[0..<length])
+            guard case let .accept(packet, payload) = validator.validate(datagram, from: source, arrival: now) else { continue }
+            let body = UnsafeRawBufferPointer(rebasing: datagram[payload])
+            accepted(packet, body)
+            ring.push(packet, payload: body)
+        }
+    }
+
     @Test("Receive and send paths do not allocate once running")
     func noAllocations() throws {
         #expect(AllocationCounter.isActive)
@@ -88,12 +102,7 @@ struct SendPathTests {
             }
             let c1 = AllocationCounter.thisThread
             // The network thread's part, here on the same thread (not measured: it may allocate).
-            while case let .datagram(length, source, _) = sink.receiveNow(into: receive) {
-                let datagram = UnsafeRawBufferPointer(rebasing: receive[0..<length])
-                if case let .accept(packet, payload) = validator.validate(datagram, from: source, arrival: now) {
-                    ring.push(packet, payload: UnsafeRawBufferPointer(rebasing: datagram[payload]))
-                }
-            }
+            Self.deliver(from: sink, into: receive, through: &validator, to: ring, now: now)
             let c2 = AllocationCounter.thisThread
             buffer.receive(from: ring)
             buffer.pull(into: out, now: now + 30_000_000)

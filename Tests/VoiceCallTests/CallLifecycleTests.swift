@@ -79,6 +79,26 @@ struct CallLifecycleTests {
         await alice.shutdown(); await bob.shutdown()
     }
 
+    @Test("DTMF keys pressed on one end arrive once each at the other, in order; bad keys send nothing")
+    func dtmfBetweenTwoEnds() async throws {
+        let alice = try Phone("alice"), bob = try Phone("bob")
+        let (call, theirs) = try await alice.call(bob)
+        let heard = Task { () -> String in
+            var keys = ""
+            for await key in theirs.dtmf { keys.append(key) }
+            return keys
+        }
+        await #expect(throws: CallError.self) { try await call.sendDTMF("12x") }  // nothing queued
+        try await call.sendDTMF("159")
+        try await call.sendDTMF("*0#")
+        try await Task.sleep(for: .seconds(1.5))  // six keys of 160 ms each
+        let lost = await theirs.statistics.packetsLost
+        await call.hangUp()
+        #expect(await heard.value == "159*0#")
+        #expect(lost == 0)  // the events' sequence numbers are not taken for lost audio
+        await alice.shutdown(); await bob.shutdown()
+    }
+
     @Test("A music player interrupted by the call resumes after hang-up (ended + shouldResume)")
     func musicResumesAfterCall() async throws {
         let alice = try Phone("alice"), bob = try Phone("bob")

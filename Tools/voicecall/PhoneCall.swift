@@ -18,11 +18,26 @@ enum PhoneCall {
             case "p": actions.push(.toggleProximity)
             case "h": actions.push(.toggleHeadset)
             case "q": actions.push(.hangUp)
+            case "0"..."9", "*", "#": actions.push(.dtmf(key))
             default: break
             }
         } : nil
         let signals = StopSignals { actions.push(.hangUp) }
-        if keys != nil { status.note("keys: s speaker on/off, p proximity near/far, h plug/unplug a headset, q hang up") }
+        if keys != nil { status.note("keys: s speaker on/off, p proximity near/far, h plug/unplug a headset, 0-9 * # DTMF, q hang up") }
+        // Keys the peer presses, and `--dtmf` a second after the call connects (an IVR menu).
+        let received = Mutex("")
+        let listener = Task {
+            for await key in call.dtmf {
+                received.withLock { $0.append(key) }
+                status.note("the peer pressed \(key)")
+            }
+        }
+        if let keys = options.dtmf {
+            Task {
+                try? await Task.sleep(for: .seconds(1))
+                do { try await call.sendDTMF(keys) } catch { status.note("\(error)") }
+            }
+        }
         let events = Task {
             for await event in endpoint.controller.events {
                 switch event {
@@ -41,7 +56,13 @@ enum PhoneCall {
         while !call.state.isEnded, !hangUp {
             try? await Task.sleep(for: .milliseconds(200))
             for action in actions.drain() {
-                if case .hangUp = action { hangUp = true }
+                switch action {
+                case .hangUp: hangUp = true
+                case .dtmf(let key):
+                    do { try await call.sendDTMF(String(key)) } catch { status.note("\(error)") }
+                    continue
+                default: break
+                }
                 status.note(endpoint.perform(action))
             }
             if let seconds = options.seconds, connected.duration(to: .now) >= .seconds(seconds) { hangUp = true }
@@ -54,13 +75,14 @@ enum PhoneCall {
         keys?.restore()
         signals.cancel()
         events.cancel()
+        listener.cancel()
         let statistics = await call.statistics
         await endpoint.controller.shutdown()
         var written: String?
         do { written = try endpoint.writeOutput() } catch { status.note("cannot write the output: \(error)") }
         return PhoneReport(statistics: statistics, direction: call.direction.rawValue, remote: call.remoteURI,
                            ended: "\(reason)", sessionActive: endpoint.session.isActive,
-                           seconds: duration.seconds,
+                           seconds: duration.seconds, dtmfReceived: received.withLock { $0 },
                            output: written)
     }
 }
@@ -80,9 +102,13 @@ struct PhoneReport: Encodable {
     var ended: String
     var sessionActive: Bool
     var seconds: Double
+    /// The DTMF keys the peer pressed.
+    var dtmfReceived: String
     var output: String?
 
-    enum CodingKeys: String, CodingKey { case direction, remote, ended, sessionActive = "session_active", seconds, output }
+    enum CodingKeys: String, CodingKey {
+        case direction, remote, ended, sessionActive = "session_active", seconds, dtmfReceived = "dtmf_received", output
+    }
 
     func encode(to encoder: any Encoder) throws {
         try statistics.encode(to: encoder)  // the statistics' keys at the top level, as in the demo's endpoints
@@ -92,6 +118,7 @@ struct PhoneReport: Encodable {
         try c.encode(ended, forKey: .ended)
         try c.encode(sessionActive, forKey: .sessionActive)
         try c.encode(seconds, forKey: .seconds)
+        try c.encode(dtmfReceived, forKey: .dtmfReceived)
         try c.encodeIfPresent(output, forKey: .output)
     }
 
@@ -110,6 +137,7 @@ struct PhoneReport: Encodable {
             ("audio thread CPU %", f(s.cpuLoad * 100, 2)),
             ("xruns / packets dropped", "\(s.xruns) / \(s.packetsDropped)"),
             ("session active after the call", "\(sessionActive)"),
+            ("DTMF keys the peer pressed", dtmfReceived.isEmpty ? "-" : dtmfReceived),
         ] + (output.map { [("peer's voice written to", $0)] } ?? [])
         for (name, value) in rows { Swift.print("  " + name.padding(toLength: 32) + value) }
         if json {

@@ -12,6 +12,8 @@ import WAV
 /// Something the person at the phone does during a call (keys on a terminal, Ctrl-C).
 enum PhoneAction: Sendable {
     case toggleSpeaker, toggleProximity, toggleHeadset, hangUp
+    /// Send a DTMF key (the call loop does it: it is asynchronous).
+    case dtmf(Character)
 }
 
 /// One softphone for `voicecall listen` and `voicecall call`: an audio system over a sound card
@@ -151,6 +153,8 @@ final class PhoneEndpoint: Sendable {
             return "headset plugged in"
         case .hangUp:
             return "hanging up"
+        case .dtmf(let key):
+            return "DTMF \(key)"
         }
     }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import AudioIO
 import Foundation
 import Opus
+import RTP
 import SIP
 
 /// Where a phone's audio goes: the route asked for at the start of a call.
@@ -41,6 +42,8 @@ struct PhoneOptions: ParsableArguments {
     @Option(help: "Opus bitrate we send at, bit/s (the peer's SDP maxaveragebitrate caps it).") var bitrate = 24000
     @Flag(name: .customLong("no-voice-processing"), help: "Send the microphone as it is: no echo cancellation, noise suppression or AGC (a headset, a measurement).")
     var noVoiceProcessing = false
+    @Option(help: "DTMF keys (0-9, *, #, A-D) to send a second after the call connects, as RFC 4733 telephone events (an IVR menu, a PIN).")
+    var dtmf: String?
     @Flag(help: "Print one JSON object as the last line.") var json = false
 
     enum FileRoom: String, ExpressibleByArgument, Sendable { case none, speakerphone }
@@ -73,6 +76,9 @@ struct PhoneOptions: ParsableArguments {
     }
 
     func validate() throws {
+        if let dtmf, let bad = dtmf.first(where: { TelephoneEvent.event(forKey: $0) == nil }) {
+            throw ValidationError("--dtmf: '\(bad)' is not a DTMF key (0-9, *, #, A-D)")
+        }
         if let registrar { guard SIPURI(registrar) != nil else { throw ValidationError("--registrar: not a SIP URI: \(registrar)") } }
         if authUser != nil || passwordFile != nil || registrar != nil { _ = try credentials() }
         let choices = [device != nil, routeMap != nil, input != nil || output != nil].filter { $0 }.count
