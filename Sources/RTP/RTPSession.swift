@@ -173,8 +173,8 @@ public final class RTPSession: Sendable {
     }
 
     /// Queues DTMF keys (`0`-`9`, `*`, `#`, `A`-`D`) to send as telephone events (RFC 4733):
-    /// the sender replaces 100 ms of audio with each key's event, then leaves 60 ms of audio
-    /// before the next.
+    /// each key's event lasts 100 ms and takes the place of 140 ms of audio (its final packet
+    /// goes three times), then 60 ms of audio come before the next key.
     ///
     /// - Throws: ``DTMFError``, queuing nothing, when telephone events were not negotiated, a key
     ///   is not a DTMF key, or the keys do not fit in the queue (64 waiting at most).

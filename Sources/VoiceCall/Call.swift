@@ -58,7 +58,7 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
     public func hangUp() async { await controller.hangUp(self) }
 
     /// Sends DTMF keys (`0`-`9`, `*`, `#`, `A`-`D`) to the peer as RFC 4733 telephone events
-    /// (an IVR menu, a PIN): 100 ms each, 60 ms apart, in place of the audio meanwhile.
+    /// (an IVR menu, a PIN): 100 ms each, in place of the audio meanwhile, 200 ms a key in all.
     ///
     /// - Throws: ``CallError/dtmf(_:)``, sending nothing, when the call has no media, the peer did
     ///   not accept telephone events, a key is not a DTMF key, or too many keys are waiting.
