@@ -209,10 +209,8 @@ public struct RTPSender: ~Copyable {
     private let state: RTPSessionState?
     private let datagram: UnsafeMutableRawBufferPointer
     private var reportsSeen = 0
-    /// Keys to send as telephone events, and their payload type (nil: none negotiated).
-    private var keys: TelephoneEventQueue?
-    private var eventPayloadType: UInt8 = 0
-    private var events: TelephoneEventSender
+    /// Where keys come from, their payload type and the event schedule; nil: none negotiated.
+    private var telephoneEvents: (keys: TelephoneEventQueue, payloadType: UInt8, sender: TelephoneEventSender)?
 
     /// Creates a send path that sends to `destination` through `socket`; `state`
     /// receives the counters for sender reports and supplies RTCP loss reports.
@@ -222,14 +220,12 @@ public struct RTPSender: ~Copyable {
         self.destination = destination
         self.state = state
         datagram = .allocate(byteCount: OpusRTPEncoder.maxDatagramSize, alignment: 16)
-        events = TelephoneEventSender(frameDuration: self.encoder.configuration.timestampIncrement)
     }
 
     /// Sends the keys `queue` gets as telephone events in `format`, in place of audio.
     public mutating func sendTelephoneEvents(from queue: TelephoneEventQueue, format: TelephoneEventFormat) {
-        keys = queue
-        eventPayloadType = format.payloadType
-        events = TelephoneEventSender(frameDuration: encoder.configuration.timestampIncrement, clockRate: format.clockRate)
+        telephoneEvents = (queue, format.payloadType,
+                           TelephoneEventSender(frameDuration: encoder.configuration.timestampIncrement, clockRate: format.clockRate))
     }
 
     deinit { datagram.deallocate() }
@@ -259,9 +255,10 @@ public struct RTPSender: ~Copyable {
             return .paused
         }
         let timestamp = encoder.packetizer.timestamp, withFEC = encoder.codesFEC
-        if let keys, let packet = events.nextFrame(timestamp: timestamp, queue: keys) {
+        if let keys = telephoneEvents?.keys, let packet = telephoneEvents?.sender.nextFrame(timestamp: timestamp, queue: keys),
+           let payloadType = telephoneEvents?.payloadType {
             // A key is being sent: its event instead of this frame's audio (RFC 4733 section 2.5.1).
-            guard let n = try? encoder.writeEvent(packet, payloadType: eventPayloadType, into: datagram) else { return .dropped }
+            guard let n = try? encoder.writeEvent(packet, payloadType: payloadType, into: datagram) else { return .dropped }
             state?.recordFrame(timestamp: timestamp, at: now, withFEC: false)
             return transmit(n)
         }
