@@ -59,7 +59,11 @@ struct ProtocolTests {
     }
 
     @Test func inviteClientRetransmitsOnTimerAUntilAResponse() async throws {
-        let agent = try makeAgent(), peer = try RawPeer()
+        // Timer D long enough that the 486's retransmission below still finds the transaction on a
+        // slow, loaded machine (with the 400 ms of `.fast` it missed it there).
+        var timers = SIPTimers.fast
+        timers.timerD = .seconds(10)
+        let agent = try makeAgent(timers: timers), peer = try RawPeer()
         let call = try agent.invite(to: SIPURI(user: "raw", host: "127.0.0.1", port: peer.port), offer: opusSDP(port: 4000))
         let events = Recorder(call.events)
         // T1 = 40 ms: the INVITE at 0, 40, 120, 280 ms... (the exact schedule is checked in
