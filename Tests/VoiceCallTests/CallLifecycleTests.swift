@@ -51,7 +51,7 @@ final class Phone: Sendable {
 }
 
 /// Waits until `condition` holds (checking every 20 ms), at most `seconds`.
-func eventually(_ seconds: Double = 5, _ condition: () async -> Bool) async -> Bool {
+func eventually(_ seconds: Double = 10, _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + .seconds(seconds)
     while ContinuousClock.now < deadline {
         if await condition() { return true }
@@ -69,9 +69,7 @@ struct CallLifecycleTests {
         let (call, theirs) = try await alice.call(bob)
         #expect(alice.session.isActive && bob.session.isActive)
         #expect(alice.session.category == .playAndRecord && alice.session.mode == .voiceChat)
-        try await Task.sleep(for: .seconds(1))
-        let stats = await call.statistics
-        #expect(stats.packetsReceived > 20)
+        #expect(await eventually { await call.statistics.packetsReceived > 20 })
         await call.hangUp()
         #expect(await theirs.ended() == .remoteHangUp)   // a BYE from the other side ends the call
         #expect(await call.ended() == .localHangUp)
@@ -83,18 +81,18 @@ struct CallLifecycleTests {
     func dtmfBetweenTwoEnds() async throws {
         let alice = try Phone("alice"), bob = try Phone("bob")
         let (call, theirs) = try await alice.call(bob)
-        let heard = Task { () -> String in
-            var keys = ""
-            for await key in theirs.dtmf { keys.append(key) }
-            return keys
-        }
+        let heard = Mutex("")
+        let listener = Task { for await key in theirs.dtmf { heard.withLock { $0.append(key) } } }
+        defer { listener.cancel() }
         await #expect(throws: CallError.self) { try await call.sendDTMF("12x") }  // nothing queued
         try await call.sendDTMF("159")
         try await call.sendDTMF("*0#")
-        try await Task.sleep(for: .seconds(1.5))  // six keys of 160 ms each
+        // Six keys of 200 ms each; waited for, not slept, so a loaded machine only takes longer.
+        #expect(await eventually(10) { heard.withLock { $0 }.count >= 6 })
+        try await Task.sleep(for: .milliseconds(300))  // room for a key that should not come
         let lost = await theirs.statistics.packetsLost
         await call.hangUp()
-        #expect(await heard.value == "159*0#")
+        #expect(heard.withLock { $0 } == "159*0#")
         #expect(lost == 0)  // the events' sequence numbers are not taken for lost audio
         await alice.shutdown(); await bob.shutdown()
     }
