@@ -19,20 +19,13 @@ struct ProximitySensorTests {
         let seen = Mutex<[AudioSession.Proximity]>([])
         sensor.setHandler { value in seen.withLock { $0.append(value) } }
         #expect(sensor.proximity == .far)
-        // Polls every 5 ms; a loaded machine may starve the reader for longer, so wait on the
-        // state with a generous deadline instead of a fixed sleep.
-        func settle(at expected: AudioSession.Proximity) async throws {
-            let deadline = ContinuousClock.now + .seconds(5)
-            while sensor.proximity != expected && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(5))
-            }
-        }
-        try write(150); try await settle(at: .near)
-        #expect(sensor.proximity == .near)
+        // The reader polls every 5 ms, but a loaded machine may starve it for longer: wait on the state.
+        try write(150)
+        #expect(await eventually { sensor.proximity == .near })
         try write(90); try await Task.sleep(for: .milliseconds(60))   // inside the hysteresis band: still near
         #expect(sensor.proximity == .near)
-        try write(70); try await settle(at: .far)   // below threshold - hysteresis: far
-        #expect(sensor.proximity == .far)
+        try write(70)   // below threshold - hysteresis: far
+        #expect(await eventually { sensor.proximity == .far })
         #expect(seen.withLock { $0 } == [.near, .far])
     }
 

@@ -92,7 +92,7 @@ import TestSupport
 
     /// The next `method` request from the agent that is not a retransmission (T1 is 40 ms here,
     /// so requests are often sent twice before the raw peer answers).
-    static func nextRequest(_ peer: RawPeer, _ method: SIPMethod, timeout: Duration = .seconds(10)) async -> SIPRequest? {
+    static func nextRequest(_ peer: RawPeer, _ method: SIPMethod, timeout: Duration = patientWait) async -> SIPRequest? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if case .request(let r)? = await peer.receiveMessage(timeout: deadline - ContinuousClock.now), r.method == method,

@@ -24,7 +24,7 @@ struct ReinviteTests {
 
     /// The next request of `method` (and CSeq `cseq`, if given) the peer receives: Timer A's
     /// retransmissions of an earlier INVITE may still be on their way.
-    static func next(_ method: SIPMethod, at peer: RawPeer, cseq: UInt32? = nil, timeout: Duration = .seconds(10)) async -> SIPRequest? {
+    static func next(_ method: SIPMethod, at peer: RawPeer, cseq: UInt32? = nil, timeout: Duration = patientWait) async -> SIPRequest? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if case .request(let r)? = await peer.receiveMessage(timeout: deadline - ContinuousClock.now), r.method == method,

@@ -3,6 +3,7 @@ import RTP
 import SIP
 import Synchronization
 import Testing
+import TestSupport
 
 /// Short RFC 3261 timers for loopback tests: T1 = 40 ms, so 64 × T1 = 2.56 s.
 extension SIPTimers {
@@ -58,7 +59,7 @@ final class Recorder<Element: Sendable>: Sendable {
 
     /// Waits until `condition` holds for what has arrived, or `timeout` passes.
     @discardableResult
-    func wait(timeout: Duration = .seconds(10), until condition: ([Element]) -> Bool) async -> Bool {
+    func wait(timeout: Duration = patientWait, until condition: ([Element]) -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if condition(all) { return true }
@@ -68,7 +69,7 @@ final class Recorder<Element: Sendable>: Sendable {
     }
 
     /// Waits for the `count`-th element.
-    func element(_ index: Int, timeout: Duration = .seconds(10)) async -> Element? {
+    func element(_ index: Int, timeout: Duration = patientWait) async -> Element? {
         await wait(timeout: timeout) { $0.count > index }
         let items = all
         return items.count > index ? items[index] : nil
@@ -77,7 +78,7 @@ final class Recorder<Element: Sendable>: Sendable {
 
 extension Recorder where Element == SIPCallEvent {
     /// Waits for the `ended` event and returns its reason.
-    func endReason(timeout: Duration = .seconds(10)) async -> SIPCallEndReason? {
+    func endReason(timeout: Duration = patientWait) async -> SIPCallEndReason? {
         await wait(timeout: timeout) { $0.contains { if case .ended = $0 { true } else { false } } }
         for case .ended(let reason) in all { return reason }
         return nil

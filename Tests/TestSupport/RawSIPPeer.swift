@@ -20,7 +20,7 @@ public final class RawPeer: Sendable {
     }
 
     /// The next datagram within `timeout` (polling, so no cooperative thread blocks).
-    public func receive(timeout: Duration = .seconds(10)) async -> (bytes: [UInt8], source: SocketAddress)? {
+    public func receive(timeout: Duration = patientWait) async -> (bytes: [UInt8], source: SocketAddress)? {
         let deadline = ContinuousClock.now + timeout
         var buffer = [UInt8](repeating: 0, count: 65_536)
         repeat {
@@ -32,13 +32,13 @@ public final class RawPeer: Sendable {
     }
 
     /// The next parsed message within `timeout`.
-    public func receiveMessage(timeout: Duration = .seconds(10)) async -> SIPMessage? {
+    public func receiveMessage(timeout: Duration = patientWait) async -> SIPMessage? {
         guard let (bytes, _) = await receive(timeout: timeout) else { return nil }
         return try? SIPMessage(parsing: bytes)
     }
 
     /// The next response within `timeout` for which `condition` holds, skipping anything else.
-    public func receiveResponse(timeout: Duration = .seconds(10),
+    public func receiveResponse(timeout: Duration = patientWait,
                          where condition: (SIPResponse) -> Bool = { _ in true }) async -> SIPResponse? {
         let deadline = ContinuousClock.now + timeout
         repeat {
@@ -51,7 +51,7 @@ public final class RawPeer: Sendable {
     }
 
     /// The next response to a request with this CSeq method (and number, when given).
-    public func receiveResponse(to method: SIPMethod, cseq: UInt32? = nil, timeout: Duration = .seconds(10)) async -> SIPResponse? {
+    public func receiveResponse(to method: SIPMethod, cseq: UInt32? = nil, timeout: Duration = patientWait) async -> SIPResponse? {
         await receiveResponse(timeout: timeout) { response in
             guard let c = try? response.headers.cseq() else { return false }
             return c.method == method && (cseq == nil || c.sequence == cseq)
@@ -68,7 +68,7 @@ public final class RawPeer: Sendable {
     }
 
     /// Collects messages until `count` have arrived or `timeout` passes.
-    public func collect(_ count: Int, timeout: Duration = .seconds(10)) async -> [SIPMessage] {
+    public func collect(_ count: Int, timeout: Duration = patientWait) async -> [SIPMessage] {
         var messages: [SIPMessage] = []
         let deadline = ContinuousClock.now + timeout
         while messages.count < count, ContinuousClock.now < deadline {

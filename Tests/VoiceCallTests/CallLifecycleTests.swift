@@ -50,16 +50,6 @@ final class Phone: Sendable {
     func shutdown() async { await controller.shutdown() }
 }
 
-/// Waits until `condition` holds (checking every 20 ms), at most `seconds`.
-func eventually(_ seconds: Double = 10, _ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return await condition()
-}
-
 @Suite("Call and session lifecycle", .serialized)
 struct CallLifecycleTests {
     @Test("With no call the session is inactive; a call activates it; hang-up deactivates both ends")
@@ -88,7 +78,7 @@ struct CallLifecycleTests {
         try await call.sendDTMF("159")
         try await call.sendDTMF("*0#")
         // Six keys of 200 ms each; waited for, not slept, so a loaded machine only takes longer.
-        #expect(await eventually(10) { heard.withLock { $0 }.count >= 6 })
+        #expect(await eventually { heard.withLock { $0 }.count >= 6 })
         try await Task.sleep(for: .milliseconds(300))  // room for a key that should not come
         let lost = await theirs.statistics.packetsLost
         await call.hangUp()
