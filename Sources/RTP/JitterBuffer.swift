@@ -86,6 +86,10 @@ public struct JitterBufferStatistics: Sendable, Equatable, Codable {
     public var timestampJumps = 0
     /// Audio made up by packet loss concealment where packets were missing or late.
     public var concealedMs = 0.0
+    /// The part of ``concealedMs`` whose packets did arrive, after the pull that needed them:
+    /// the buffer ran dry, or a packet came too late to play. With no packet lost on the way,
+    /// every millisecond of it is the buffer's own fault.
+    public var concealedWithoutLossMs = 0.0
     /// Comfort noise played in DTX gaps and while waiting for a talk spurt.
     public var comfortNoiseMs = 0.0
     /// Quiet audio removed to lower the delay.
@@ -111,7 +115,8 @@ public struct JitterBufferStatistics: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case packetsInserted = "packets_inserted", late, duplicates, lost, fecRecovered = "fec_recovered",
-             undecodable, overflows, telephoneEvents = "telephone_events", resets, timestampJumps = "timestamp_jumps", concealedMs = "concealed_ms", comfortNoiseMs = "comfort_noise_ms",
+             undecodable, overflows, telephoneEvents = "telephone_events", resets, timestampJumps = "timestamp_jumps", concealedMs = "concealed_ms",
+             concealedWithoutLossMs = "concealed_without_loss_ms", comfortNoiseMs = "comfort_noise_ms",
              droppedMs = "dropped_ms", stretchedMs = "stretched_ms", currentDelayMs = "current_delay_ms",
              targetDelayMs = "target_delay_ms", jitterQuantileMs = "jitter_quantile_ms", meanDelayMs = "mean_delay_ms",
              bufferedMs = "buffered_ms"
@@ -125,7 +130,10 @@ public struct JitterBufferStatistics: Sendable, Equatable, Codable {
 /// at the device's pace. In between:
 ///
 /// - **Delay.** Each packet's relative delay feeds a ``JitterDelayEstimator``; the
-///   target delay is its 95th percentile (plus an optional margin). The buffer holds the first
+///   target delay is its 95th percentile (plus an optional margin), or the highest of the
+///   peaks that recur (``DelayPeakDetector``) when that is more. A packet's arrival is the
+///   time of the pull that could first play it when it comes through ``receive(from:availableAt:)``,
+///   so the target covers the device's pull pattern as well as the network. The buffer holds the first
 ///   packet of a talk spurt until its delay reaches the target, then plays on the
 ///   packets' timeline; quiet frames are dropped or played twice to keep the delay
 ///   within one frame above the target, which also absorbs clock drift.
@@ -149,6 +157,7 @@ public struct JitterBuffer: ~Copyable {
     private let decoder: OpusDecoder
     private let monitor: JitterBufferMonitor?
     private var estimator: JitterDelayEstimator
+    private var peaks = DelayPeakDetector()
 
     // Packets, sorted by timestamp; payloads in fixed slots.
     private struct Entry {
@@ -277,6 +286,24 @@ public struct JitterBuffer: ~Copyable {
         while ring.pop({ packet, payload in insert(packet, payload: payload) }) {}
     }
 
+    /// Moves every packet waiting in `ring` into the buffer as arriving at `now`: the play time
+    /// of the pull about to be made (the `now` of ``pull(into:now:)``), the first one that can
+    /// play them.
+    ///
+    /// Measured this way, a packet's delay is in the units of the buffer's own output: a device
+    /// that pulls in bursts (two periods back to back, then a long gap, as under a sound server
+    /// whose cycle is not the period) or a sender that sends in bursts shows up as jitter, and
+    /// the target covers it, as NetEq does by counting arrivals in its output ticks.
+    ///
+    /// Thread safety: call from the ring's consumer thread only.
+    public mutating func receive(from ring: RTPPacketRing, availableAt now: UInt64) {
+        while ring.pop({ packet, payload in
+            var packet = packet
+            packet.arrival = now
+            insert(packet, payload: payload)
+        }) {}
+    }
+
     /// Adds a packet that arrived.
     ///
     /// Late packets, duplicates, invalid Opus payloads and packets that do not fit are
@@ -321,9 +348,10 @@ public struct JitterBuffer: ~Copyable {
             if (0..<64).contains(age), decodedMask & (1 << UInt64(age)) != 0 {
                 stats.duplicates += 1
             } else {
-                // Too late to play, but it tells how late packets can be.
-                estimator.update(arrival: Int64(bitPattern: packet.arrival), timestamp: nanoseconds(timestamp))
+                // Too late to play, but it tells how late packets can be; its audio was concealed.
+                measure(packet, timestamp: timestamp)
                 stats.late += 1
+                stats.concealedWithoutLossMs += RTPClock.milliseconds(rtpUnits: info.duration)
             }
             return
         }
@@ -335,7 +363,7 @@ public struct JitterBuffer: ~Copyable {
             }
             index -= 1
         }
-        estimator.update(arrival: Int64(bitPattern: packet.arrival), timestamp: nanoseconds(timestamp))
+        measure(packet, timestamp: timestamp)
         guard freeCount > 0 else {
             stats.overflows += 1
             return
@@ -353,6 +381,13 @@ public struct JitterBuffer: ~Copyable {
         packetsSinceFEC = hasFEC ? 0 : packetsSinceFEC == .max ? .max : packetsSinceFEC + 1
         entryCount += 1
         stats.packetsInserted += 1
+    }
+
+    /// Feeds a packet's relative delay to the quantile and to the peak detector.
+    private mutating func measure(_ packet: RTPReceivedPacket, timestamp: Int64) {
+        let arrival = Int64(bitPattern: packet.arrival)
+        let relative = estimator.update(arrival: arrival, timestamp: nanoseconds(timestamp))
+        peaks.update(relativeDelayMs: relative, quantileMs: stats.jitterQuantileMs, at: arrival)
     }
 
     /// Extends a 32-bit timestamp against the newest one seen (wrap-around safe).
@@ -388,6 +423,7 @@ public struct JitterBuffer: ~Copyable {
         eventCount = 0
         talkSpurtPending = true
         estimator.reset(priorMs: configuration.initialDelayMs)
+        peaks.reset()
         try? decoder.reset()
         stats.resets += 1
     }
@@ -415,7 +451,7 @@ public struct JitterBuffer: ~Copyable {
     public mutating func pull(into output: UnsafeMutableBufferPointer<Int16>, now: UInt64) {
         let channels = configuration.channels
         precondition(output.count % channels == 0, "pull whole frames")
-        updateTarget(period: output.count / channels * unitsPerFrame)
+        updateTarget(period: output.count / channels * unitsPerFrame, now: Int64(bitPattern: now))
         var offset = 0
         while offset < output.count {
             let n = min(output.count - offset, maxPullFrames * channels)
@@ -459,11 +495,13 @@ public struct JitterBuffer: ~Copyable {
         pull(into: output, now: RTPClock.monotonicNanoseconds())
     }
 
-    /// - Parameter period: the pull's length in 48 kHz units.
-    private mutating func updateTarget(period: Int) {
+    /// - Parameters:
+    ///   - period: the pull's length in 48 kHz units.
+    ///   - now: the pull's time, on the arrivals' clock.
+    private mutating func updateTarget(period: Int, now: Int64) {
         let q = estimator.quantile(configuration.delayQuantile)
         stats.jitterQuantileMs = q
-        var target = q + configuration.marginMs
+        var target = max(q, peaks.peakMs(at: now)) + configuration.marginMs
         let periodMs = RTPClock.milliseconds(rtpUnits: period)
         let packetMs = RTPClock.milliseconds(rtpUnits: lastDuration)
         // Aligned periods (whole Opus quanta of 2.5 ms that divide the packet, and divide or
@@ -548,7 +586,11 @@ public struct JitterBuffer: ~Copyable {
                 return
             }
             talkSpurtPending = false
-            expandRun = 0
+            if expandRun > 0 {
+                // The buffer ran dry and the packet came after all: concealment without loss.
+                stats.concealedWithoutLossMs += RTPClock.milliseconds(rtpUnits: min(expandRun, Self.maxConcealedExpand))
+                expandRun = 0
+            }
             decodeFirst(now: now)
             return
         }

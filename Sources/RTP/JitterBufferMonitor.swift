@@ -9,7 +9,7 @@ public final class JitterBufferMonitor: Sendable {
     /// One atomic cell per field of ``JitterBufferStatistics``.
     private enum Cell: Int, CaseIterable {
         case packetsInserted, late, duplicates, lost, fecRecovered, undecodable, overflows, resets, timestampJumps
-        case concealedMs, comfortNoiseMs, droppedMs, stretchedMs, currentDelayMs, targetDelayMs, jitterQuantileMs
+        case concealedMs, concealedWithoutLossMs, comfortNoiseMs, droppedMs, stretchedMs, currentDelayMs, targetDelayMs, jitterQuantileMs
         case meanDelayMs, bufferedMs
     }
 
@@ -34,6 +34,7 @@ public final class JitterBufferMonitor: Sendable {
         set(.resets, s.resets)
         set(.timestampJumps, s.timestampJumps)
         set(.concealedMs, s.concealedMs)
+        set(.concealedWithoutLossMs, s.concealedWithoutLossMs)
         set(.comfortNoiseMs, s.comfortNoiseMs)
         set(.droppedMs, s.droppedMs)
         set(.stretchedMs, s.stretchedMs)
@@ -57,6 +58,7 @@ public final class JitterBufferMonitor: Sendable {
         s.resets = int(.resets)
         s.timestampJumps = int(.timestampJumps)
         s.concealedMs = double(.concealedMs)
+        s.concealedWithoutLossMs = double(.concealedWithoutLossMs)
         s.comfortNoiseMs = double(.comfortNoiseMs)
         s.droppedMs = double(.droppedMs)
         s.stretchedMs = double(.stretchedMs)

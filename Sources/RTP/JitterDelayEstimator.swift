@@ -62,7 +62,9 @@ public struct JitterDelayEstimator: ~Copyable {
     /// - Parameters:
     ///   - arrival: arrival time in nanoseconds (any origin, the same for every call).
     ///   - timestamp: its RTP timestamp, extended and converted to nanoseconds.
-    public mutating func update(arrival: Int64, timestamp: Int64) {
+    /// - Returns: the packet's relative delay in milliseconds.
+    @discardableResult
+    public mutating func update(arrival: Int64, timestamp: Int64) -> Double {
         let transit = arrival - timestamp
         // Slide the window: drop samples older than the history, and the oldest if full.
         while windowCount > 0, arrival - windowArrival[windowStart] > historyNanoseconds || windowCount == Self.windowCapacity {
@@ -86,6 +88,7 @@ public struct JitterDelayEstimator: ~Copyable {
         for i in 0..<Self.bucketCount { histogram[i] *= factor }
         histogram[Self.bucket(relativeMs)] += 1 - factor
         updates += 1
+        return relativeMs
     }
 
     /// The relative delay in milliseconds below which a fraction `q` of the histogram's weight lies

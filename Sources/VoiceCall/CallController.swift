@@ -592,6 +592,7 @@ public actor CallController {
         s.fecRecovered = jitter.fecRecovered
         s.framesEncodedWithFEC = network.framesEncodedWithFEC
         s.concealedMs = jitter.concealedMs
+        s.concealedWithoutLossMs = jitter.concealedWithoutLossMs
         s.jitterBufferDelayMs = jitter.currentDelayMs
         s.jitterBufferTargetMs = jitter.targetDelayMs
         s.erleDB = voice.erleDB

@@ -137,8 +137,8 @@ final class CallMedia: @unchecked Sendable {
         let started = RTPClock.monotonicNanoseconds()
         let timing = cycle.timing
         // Downlink: what arrived, through the jitter buffer, to the loudspeaker.
-        jitter.receive(from: rtp.ring)
         let playAt = timing.hostTimeNanoseconds &+ UInt64(timing.playbackDelayFrames) * 1_000_000_000 / sampleRate
+        jitter.receive(from: rtp.ring, availableAt: playAt)
         jitter.pull(into: cycle.playback, now: playAt)
 
         // Uplink: the microphone, cleaned against what is being played.

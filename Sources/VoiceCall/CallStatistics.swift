@@ -18,6 +18,9 @@ public struct CallStatistics: Sendable, Equatable, Codable {
     public var framesEncodedWithFEC = 0
     /// Audio made up by loss concealment, in milliseconds.
     public var concealedMs = 0.0
+    /// The part of ``concealedMs`` whose packets did arrive, too late for the pull that needed
+    /// them (the jitter buffer ran dry): with no packet lost, this should be 0.
+    public var concealedWithoutLossMs = 0.0
     /// The jitter buffer's current and target delay, in milliseconds.
     public var jitterBufferDelayMs = 0.0
     public var jitterBufferTargetMs = 0.0
@@ -46,7 +49,8 @@ public struct CallStatistics: Sendable, Equatable, Codable {
     enum CodingKeys: String, CodingKey {
         case packetsSent = "packets_sent", packetsReceived = "packets_received", packetsLost = "packets_lost"
         case jitterMs = "jitter_ms", rttMs = "rtt_ms", fecRecovered = "fec_recovered",
-             framesEncodedWithFEC = "frames_encoded_with_fec", concealedMs = "concealed_ms"
+             framesEncodedWithFEC = "frames_encoded_with_fec", concealedMs = "concealed_ms",
+             concealedWithoutLossMs = "concealed_without_loss_ms"
         case jitterBufferDelayMs = "jitter_buffer_delay_ms", jitterBufferTargetMs = "jitter_buffer_target_ms"
         case erleDB = "erle_db", echoDelayMs = "echo_delay_ms", driftPPM = "drift_ppm", xruns
         case processingLatencyMs = "processing_latency_ms", codecLookaheadMs = "codec_lookahead_ms"

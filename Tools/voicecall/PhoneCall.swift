@@ -128,7 +128,7 @@ struct PhoneReport: Encodable {
         let rows = [
             ("call", "\(direction) with \(remote), \(f(seconds)) s, \(ended)"),
             ("packets sent / received / lost", "\(s.packetsSent) / \(s.packetsReceived) / \(s.packetsLost)"),
-            ("FEC recovered / concealed ms", "\(s.fecRecovered) / \(f(s.concealedMs, 0))"),
+            ("FEC recovered / concealed ms", "\(s.fecRecovered) / \(f(s.concealedMs, 0)) (\(f(s.concealedWithoutLossMs, 0)) with no packet lost)"),
             ("jitter / RTT ms", "\(f(s.jitterMs)) / \(f(s.rttMs))"),
             ("jitter buffer delay ms", f(s.jitterBufferDelayMs)),
             ("echo removed (ERLE) dB", f(s.erleDB)),
