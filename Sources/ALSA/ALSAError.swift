@@ -42,6 +42,12 @@ public struct ALSAError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let invalidArgument = ALSAError(code: -EINVAL, context: "")
     /// Non-blocking I/O would block (`-EAGAIN`).
     public static let wouldBlock = ALSAError(code: -EAGAIN, context: "")
+    /// The device made no progress within the PCM's I/O timeout (`-ETIMEDOUT`): a stalled server.
+    public static let timedOut = ALSAError(code: -ETIMEDOUT, context: "")
+    /// The device is gone (`-ENODEV`).
+    public static let noDevice = ALSAError(code: -ENODEV, context: "")
+    /// The sound server is not running (`-EHOSTDOWN`, from the `pulse` and `pipewire` plugins).
+    public static let hostDown = ALSAError(code: -EHOSTDOWN, context: "")
 
 }
 

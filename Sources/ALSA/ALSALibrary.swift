@@ -57,6 +57,24 @@ public enum ALSALibrary {
         return devices
     }
 
+    /// The plugin type of PCM `name` in the system's ALSA configuration (`hw`, `plug`, `pulse`,
+    /// `pipewire`, ...), or nil when no such PCM is defined. This is how a tool tells which sound
+    /// server `default` reaches without opening it.
+    public static func pcmType(named name: String) -> String? {
+        silenceErrorOutput()
+        var configuration: OpaquePointer?
+        guard snd_config_update_ref(&configuration) >= 0, let top = configuration else { return nil }
+        defer { snd_config_unref(top) }
+        var definition: OpaquePointer?
+        guard snd_config_search_definition(top, "pcm", name, &definition) >= 0, let definition else { return nil }
+        defer { snd_config_delete(definition) }
+        var node: OpaquePointer?
+        var type: UnsafePointer<CChar>?
+        guard snd_config_search(definition, "type", &node) >= 0, snd_config_get_string(node, &type) >= 0,
+              let type else { return nil }
+        return String(cString: type)
+    }
+
     /// Converts and frees a string alsa-lib allocated with malloc.
     private static func take(_ pointer: UnsafeMutablePointer<CChar>?) -> String? {
         guard let pointer else { return nil }

@@ -26,6 +26,10 @@ public struct PCM: ~Copyable {
     public private(set) var parameters: PCMParameters
     /// Underruns (playback) or overruns (capture) recovered since opening.
     public private(set) var xrunCount = 0
+    /// How long a read or write on a non-blocking PCM waits for the device to make progress
+    /// before it throws `-ETIMEDOUT`, in milliseconds; nil: it returns what was ready at once.
+    /// (A blocking PCM blocks inside alsa-lib, as long as the device takes.)
+    public var ioTimeoutMilliseconds: Int?
 
     /// Opens a PCM defined by the system's ALSA configuration (`default`, `pulse`, `hw:0,0`, `plughw:1`, ...).
     ///
@@ -128,9 +132,11 @@ public struct PCM: ~Copyable {
     // MARK: Transfer
 
     /// Reads `frames` interleaved frames into `buffer`, blocking until they are all read
-    /// (or, when opened non-blocking, until no more are ready).
+    /// (or, when opened non-blocking, until no more are ready, or with ``ioTimeoutMilliseconds``
+    /// until all are read, waiting in `snd_pcm_wait` for at most that long without progress).
     ///
-    /// Overruns are recovered and counted, never thrown.
+    /// Overruns are recovered and counted, never thrown; a device that makes no progress within
+    /// the timeout throws `-ETIMEDOUT`, one that is gone throws its code.
     /// - Returns: frames read (`frames` in blocking mode).
     /// The corresponding C function is `snd_pcm_readi`.
     public mutating func read(into buffer: UnsafeMutableRawBufferPointer, frames: Int) throws(ALSAError) -> Int {
@@ -143,9 +149,10 @@ public struct PCM: ~Copyable {
     }
 
     /// Writes `frames` interleaved frames from `buffer`, blocking until they are all queued
-    /// (or, when opened non-blocking, until the buffer is full).
+    /// (or, when opened non-blocking, until the buffer is full, or with ``ioTimeoutMilliseconds``
+    /// until all are queued, waiting for at most that long without progress).
     ///
-    /// Underruns are recovered and counted, never thrown.
+    /// Underruns are recovered and counted, never thrown; see ``read(into:frames:)`` for timeouts.
     /// - Returns: frames written (`frames` in blocking mode).
     /// The corresponding C function is `snd_pcm_writei`.
     public mutating func write(_ buffer: UnsafeRawBufferPointer, frames: Int) throws(ALSAError) -> Int {
@@ -159,20 +166,56 @@ public struct PCM: ~Copyable {
 
     private mutating func transfer(_ frames: Int, _ io: (Int, Int) -> Int) throws(ALSAError) -> Int {
         var done = 0
+        var deadline: UInt64?
+        var readyButIdle = false
         while done < frames {
             let n = io(done, frames - done)
-            if n >= 0 {
+            if n > 0 {
                 done += n
+                deadline = nil
+                readyButIdle = false
                 continue
             }
-            let code = Int32(truncatingIfNeeded: n)
-            if code == -EAGAIN { break }
-            if code == -EPIPE || code == -ESTRPIPE { xrunCount += 1 }
-            // Recovers xruns (-EPIPE), suspends (-ESTRPIPE) and interrupted calls (-EINTR); anything else is real.
-            let r = snd_pcm_recover(handle, code, 1)
-            if r < 0 { throw ALSAError(code: code, context: "\(stream == .capture ? "snd_pcm_readi" : "snd_pcm_writei") '\(name)'") }
+            let code = n == 0 ? -EAGAIN : Int32(truncatingIfNeeded: n)
+            if code == -EAGAIN {
+                guard let timeout = ioTimeoutMilliseconds else { break }
+                // Not ready: wait for the device, but never past the deadline (a stalled or
+                // vanished sound server must not hold the I/O thread, nor make it spin).
+                let now = Self.monotonicMilliseconds()
+                let end = deadline ?? now + UInt64(timeout)
+                deadline = end
+                guard now < end else { throw ALSAError(code: -ETIMEDOUT, context: "\(operation) '\(name)': no progress for \(timeout) ms") }
+                if readyButIdle { Self.pause() }
+                let r = snd_pcm_wait(handle, Int32(end - now))
+                if r < 0 { try recover(r) }
+                readyButIdle = r > 0
+                continue
+            }
+            try recover(code)
         }
         return done
+    }
+
+    /// Recovers an xrun (-EPIPE), a suspend (-ESTRPIPE) or an interrupted call (-EINTR), counting
+    /// xruns; throws anything else (-ENODEV, -EIO, -EHOSTDOWN, -EBADFD: the device is gone).
+    private mutating func recover(_ code: Int32) throws(ALSAError) {
+        if code == -EPIPE || code == -ESTRPIPE { xrunCount += 1 }
+        if snd_pcm_recover(handle, code, 1) < 0 { throw ALSAError(code: code, context: "\(operation) '\(name)'") }
+    }
+
+    private var operation: String { stream == .capture ? "snd_pcm_readi" : "snd_pcm_writei" }
+
+    /// A device that says it is ready and then transfers nothing would make the wait loop spin:
+    /// yield the core for a millisecond instead.
+    private static func pause() {
+        var ts = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+        nanosleep(&ts, nil)
+    }
+
+    private static func monotonicMilliseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec) / 1_000_000
     }
 
     // MARK: Timing

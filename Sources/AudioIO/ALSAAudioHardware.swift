@@ -143,6 +143,34 @@ public final class ALSAAudioHardware: AudioHardware, @unchecked Sendable {
         return device
     }
 
+    /// Opens and closes every PCM of the route map once, as a call would (non-blocking, in
+    /// `format`), so that a tool learns at start, not when a call arrives, that a device or its
+    /// sound server is missing.
+    /// - Throws: the first failure, as ``IOError/explained(forPCM:)`` words it.
+    public func checkDevices(_ format: IOFormat) throws(DeviceCheckError) {
+        for entry in routeMap.ports {
+            for (name, stream) in [(entry.capture, PCMStream.capture), (entry.playback, .playback)] {
+                guard let name else { continue }
+                let source = routeMap.source(name)
+                do {
+                    try Self.check(source, stream, format)
+                } catch {
+                    throw DeviceCheckError(port: entry.uid, pcm: source.name, message: error.explained(forPCM: source.name))
+                }
+            }
+        }
+    }
+
+    private static func check(_ source: PCMSource, _ stream: PCMStream, _ format: IOFormat) throws(IOError) {
+        var pcm = try source.open(stream, nonBlocking: true)
+        do {
+            try pcm.configure(PCMParameters(sampleRate: format.sampleRate, channels: 1, format: .int16,
+                                            periodFrames: format.periodFrames, bufferFrames: format.bufferFrames))
+        } catch {
+            throw IOError(error)
+        }
+    }
+
     /// The engine that route changes move; nil to stop moving one.
     public func attach(_ engine: AudioIOEngine?) { state.withLock { $0.engine = engine } }
 

@@ -22,11 +22,12 @@ public enum PCMSource: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { name }
 
-    func open(_ stream: PCMStream) throws(IOError) -> PCM {
+    func open(_ stream: PCMStream, nonBlocking: Bool = false) throws(IOError) -> PCM {
         do {
             switch self {
-            case let .named(name): return try PCM(name: name, stream: stream)
-            case let .configuration(name, text): return try PCM(name: name, configuration: text, stream: stream)
+            case let .named(name): return try PCM(name: name, stream: stream, nonBlocking: nonBlocking)
+            case let .configuration(name, text):
+                return try PCM(name: name, configuration: text, stream: stream, nonBlocking: nonBlocking)
             }
         } catch {
             if error == .noSuchDevice {
@@ -46,6 +47,11 @@ extension IOError {
 ///
 /// Audio is mono 16-bit towards the engine; a device that grants only two
 /// channels is mixed down (capture) and duplicated (playback) here.
+///
+/// Both PCMs are opened non-blocking and every read and write waits at most
+/// ``ioTimeoutMilliseconds`` for the device to make progress: a sound server that stalls
+/// or dies makes ``readCapture(_:)`` or ``writePlayback(_:)`` throw within that time
+/// instead of holding the I/O thread in a poll for ever (or making it spin).
 ///
 /// Thread safety: create on a control thread; then only the I/O engine's thread
 /// calls its ``DuplexDevice`` methods. ``xrunCount`` may be read from any thread.
@@ -77,8 +83,10 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
     ///   ``IOError/formatMismatch(_:)`` when capture and playback grant different rates or periods.
     public init(capture captureSource: PCMSource, playback playbackSource: PCMSource, preferred: IOFormat,
                 prefillPeriods: Int? = nil) throws(IOError) {
-        var capture = try captureSource.open(.capture)
-        var playback = try playbackSource.open(.playback)
+        var capture = try captureSource.open(.capture, nonBlocking: true)
+        var playback = try playbackSource.open(.playback, nonBlocking: true)
+        capture.ioTimeoutMilliseconds = Self.ioTimeoutMilliseconds
+        playback.ioTimeoutMilliseconds = Self.ioTimeoutMilliseconds
         let request = PCMParameters(sampleRate: preferred.sampleRate, channels: 1, format: .int16,
                                     periodFrames: preferred.periodFrames, bufferFrames: preferred.bufferFrames)
         let cap: PCMParameters, play: PCMParameters
@@ -114,6 +122,11 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
     }
 
     public var xrunCount: Int { xruns.load(ordering: .relaxed) }
+
+    /// How long a period's read or write may wait for the device without progress before the
+    /// device counts as failed: long enough for a server's scheduling hiccup (a few of its
+    /// cycles), short enough to detect a stall within half a second.
+    public static let ioTimeoutMilliseconds = 400
 
     public func start() throws(IOError) {
         do {

@@ -20,8 +20,13 @@ public final class AudioIOEngine: @unchecked Sendable {
 
     /// Called once per period on the I/O thread.
     public typealias Callback = @Sendable (IOCycle) -> Void
+    /// Called once when a device error stops the I/O thread, on that thread after it has left
+    /// its real-time loop (so it may allocate or dispatch, but must not call ``stop()``, which
+    /// waits for this thread).
+    public typealias FailureHandler = @Sendable (IOError) -> Void
 
     private let callback: Callback
+    private let onFailure: FailureHandler?
     private let logger: Logger
     private let realtimePriority: Int32?
     private var device: any DuplexDevice
@@ -48,10 +53,13 @@ public final class AudioIOEngine: @unchecked Sendable {
     ///   - maxPeriodFrames: the largest period any device this engine will switch to may have
     ///     (buffers are allocated once, here). Default: the device's period, or 4096 if larger.
     ///   - realtimePriority: the `SCHED_FIFO` priority to ask for, or nil for normal scheduling.
+    ///   - onFailure: told when a device error stops the I/O thread (see ``FailureHandler``).
     public init(device: any DuplexDevice, maxPeriodFrames: Int? = nil, realtimePriority: Int32? = 10,
-                logger: Logger = Logger(label: "callaudio.audioio"), callback: @escaping Callback) {
+                logger: Logger = Logger(label: "callaudio.audioio"), onFailure: FailureHandler? = nil,
+                callback: @escaping Callback) {
         self.device = device
         self.callback = callback
+        self.onFailure = onFailure
         self.logger = logger
         self.realtimePriority = realtimePriority
         self.maxPeriodFrames = max(maxPeriodFrames ?? 4096, device.format.periodFrames)
@@ -152,6 +160,11 @@ public final class AudioIOEngine: @unchecked Sendable {
     // MARK: The I/O thread
 
     private func run(_ initial: DeviceBox) {
+        runPeriods(initial)
+        if let onFailure, let failure = lastError { onFailure(failure) }
+    }
+
+    private func runPeriods(_ initial: DeviceBox) {
         var box = initial
         var device = box.device
         var format = device.format

@@ -438,7 +438,9 @@ public actor CallController {
             rtp.isSending = remote.direction.receives
             let media = try CallMedia(device: device, rtp: rtp, voice: configuration.voiceProcessing,
                                       capturesSilence: session.capturesSilence,
-                                      recordUplinkSeconds: configuration.recordUplinkSeconds)
+                                      recordUplinkSeconds: configuration.recordUplinkSeconds) { [weak self] error in
+                Task { await self?.deviceFailed(id, error) }
+            }
             record.media = media
             record.remote = remote
             records[id] = record
@@ -503,6 +505,31 @@ public actor CallController {
             }
         }
     }
+
+    /// The call's audio device failed and its I/O thread stopped: open the route's device again
+    /// once (a sound server that restarted), or hang up with the reason. A device that fails
+    /// again within `deviceRetryWindow` of being reopened (a server that stalls) ends the call.
+    private func deviceFailed(_ id: String, _ error: IOError) {
+        guard var record = records[id], let media = record.media else { return }
+        logger.error("call \(id): the audio device failed: \(error)")
+        let now = ContinuousClock.now
+        if record.deviceReopenedAt.map({ now - $0 > Self.deviceRetryWindow }) ?? true {
+            do {
+                try media.restartAudio(on: makeDevice())
+                (session.system.hardware as? ALSAAudioHardware)?.attach(media.engine)
+                record.deviceReopenedAt = now
+                records[id] = record
+                logger.notice("call \(id): the audio device was opened again")
+                return
+            } catch {
+                logger.error("call \(id): cannot open the audio device again: \(error)")
+            }
+        }
+        try? record.sip.bye()
+        end(id, .deviceFailed("\(error)"))
+    }
+
+    private static let deviceRetryWindow = Duration.seconds(2)
 
     private func end(_ id: String, _ reason: CallEndReason) {
         guard let record = records[id] else { return }
@@ -637,6 +664,8 @@ private struct CallRecord {
     var remote: OpusStreamDescription?
     var media: CallMedia?
     var io: IOActivity?
+    /// When the audio device was last opened again after a failure.
+    var deviceReopenedAt: ContinuousClock.Instant?
 
     init(call: Call, sip: SIPCall, ports: PortReservation?, offer: SessionDescription? = nil) {
         self.call = call

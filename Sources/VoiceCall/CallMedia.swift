@@ -21,8 +21,9 @@ final class CallMedia: @unchecked Sendable {
     // (engine running) or by the controller while the engine is stopped; shared values are atomics.
     let rtp: RTPSession
     let voice: VoiceProcessingUnit
-    let device: any DuplexDevice
+    private(set) var device: any DuplexDevice
     private(set) var engine: AudioIOEngine?
+    private let onDeviceFailure: AudioIOEngine.FailureHandler?
     private let sampleRate: UInt64
     /// The Opus encoder's lookahead, in milliseconds.
     let codecLookaheadMs: Double
@@ -32,8 +33,10 @@ final class CallMedia: @unchecked Sendable {
     private let uplink: UnsafeMutableBufferPointer<Int16>
     private var uplinkFill = 0
     private let capturesSilence: Atomic<Bool>
-    private let capturePower = Atomic<UInt32>(0)     // Float bits: mean square of the last period (full scale 1)
+    private let capturePower = Atomic<UInt32>(0)     // Float bits: mean square over the call so far (full scale 1)
     private let playbackPower = Atomic<UInt32>(0)
+    private var captureEnergy = 0.0                  // sums of the periods' mean squares (I/O thread)
+    private var playbackEnergy = 0.0
     private let busyNanoseconds = Atomic<UInt64>(0)  // time spent in process(_:)
     private let processedPeriods = Atomic<Int>(0)
     /// The processed uplink (after voice processing), kept for analysis when asked for.
@@ -46,8 +49,10 @@ final class CallMedia: @unchecked Sendable {
     ///   - device: the full-duplex device; its rate must be an Opus rate (8, 12, 16, 24 or 48 kHz).
     ///   - rtp: the call's RTP session (bound, not started).
     ///   - voice: the voice-processing configuration (its device rate is taken from `device`).
+    ///   - onDeviceFailure: told (on the stopped I/O thread) when a device error stops the audio.
     init(device: any DuplexDevice, rtp: RTPSession, voice configuration: VoiceProcessingConfiguration,
-         capturesSilence: Bool, recordUplinkSeconds: Double = 0) throws(CallError) {
+         capturesSilence: Bool, recordUplinkSeconds: Double = 0,
+         onDeviceFailure: AudioIOEngine.FailureHandler? = nil) throws(CallError) {
         let rate = device.format.sampleRate
         guard rtp.configuration.opus.sampleRate == rate else {
             throw .media("device runs at \(rate) Hz but the codec at \(rtp.configuration.opus.sampleRate) Hz")
@@ -63,6 +68,7 @@ final class CallMedia: @unchecked Sendable {
             throw .media("\(error)")
         }
         self.device = device
+        self.onDeviceFailure = onDeviceFailure
         self.rtp = rtp
         self.capturesSilence = Atomic(capturesSilence)
         sampleRate = UInt64(rate)
@@ -102,11 +108,25 @@ final class CallMedia: @unchecked Sendable {
             let unowned = Unmanaged.passUnretained(self)
             // The engine lives inside this object and is stopped before it goes away, so the
             // I/O thread may use it without retaining it (no reference counting per period).
-            engine = AudioIOEngine(device: device) { cycle in unowned.takeUnretainedValue().process(cycle) }
+            engine = AudioIOEngine(device: device, onFailure: onDeviceFailure) { cycle in
+                unowned.takeUnretainedValue().process(cycle)
+            }
         }
         guard let engine, !engine.isRunning else { return }
         uplinkFill = 0
         do { try engine.start() } catch { throw .media("\(error)") }
+    }
+
+    /// Runs the audio on `newDevice` from now on (the old one failed): same rate, a period no
+    /// longer than the engine's largest.
+    func restartAudio(on newDevice: any DuplexDevice) throws(CallError) {
+        guard newDevice.format.sampleRate == device.format.sampleRate else {
+            throw .media("the device reopened at \(newDevice.format.sampleRate) Hz, the call runs at \(device.format.sampleRate) Hz")
+        }
+        engine?.stop()
+        do { try engine?.switchDevice(to: newDevice) } catch { throw .media("\(error)") }
+        device = newDevice
+        try resumeAudio()
     }
 
     /// Stops everything: audio, then the network side (which sends an RTCP BYE).
@@ -120,6 +140,7 @@ final class CallMedia: @unchecked Sendable {
 
     // MARK: Meters (any thread)
 
+    /// The capture and playback levels over the call so far (mean power), in dBFS.
     var captureLevelDBFS: Double { Self.dBFS(power: capturePower) }
     var playbackLevelDBFS: Double { Self.dBFS(power: playbackPower) }
     /// Share of one core the I/O callback used, over the periods processed so far.
@@ -164,10 +185,12 @@ final class CallMedia: @unchecked Sendable {
             }
         }
 
-        capturePower.store(Self.meanSquare(cycle.capture).bitPattern, ordering: .relaxed)
-        playbackPower.store(Self.meanSquare(cycle.playback).bitPattern, ordering: .relaxed)
+        let periods = Double(processedPeriods.add(1, ordering: .relaxed).newValue)
+        captureEnergy += Double(Self.meanSquare(cycle.capture))
+        playbackEnergy += Double(Self.meanSquare(cycle.playback))
+        capturePower.store(Float(captureEnergy / periods).bitPattern, ordering: .relaxed)
+        playbackPower.store(Float(playbackEnergy / periods).bitPattern, ordering: .relaxed)
         busyNanoseconds.add(RTPClock.monotonicNanoseconds() &- started, ordering: .relaxed)
-        processedPeriods.add(1, ordering: .relaxed)
     }
 
     /// Mean square of a period, full scale 1 (the level's logarithm is taken by the reader, off this thread).

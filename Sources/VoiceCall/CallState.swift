@@ -60,6 +60,9 @@ public enum CallEndReason: Sendable, Equatable, CustomStringConvertible {
     case notAcceptable
     /// The peer did not answer in time (408 / timeout).
     case noAnswer
+    /// The audio device failed mid-call (a sound server that died or stalled, a device that
+    /// was unplugged) and could not be opened again, with what happened.
+    case deviceFailed(String)
     /// Any other failure, with what happened.
     case failed(String)
 
@@ -73,6 +76,7 @@ public enum CallEndReason: Sendable, Equatable, CustomStringConvertible {
         case .rejected: "rejected"
         case .notAcceptable: "no common codec"
         case .noAnswer: "no answer"
+        case let .deviceFailed(why): "audio device failed: \(why)"
         case let .failed(why): "failed: \(why)"
         }
     }

@@ -34,7 +34,7 @@ public struct CallStatistics: Sendable, Equatable, Codable {
     /// Delay the Opus encoder adds (its lookahead), in milliseconds.
     public var codecLookaheadMs = 0.0
     public var xruns = 0
-    /// Input and output levels of the last period, in dBFS.
+    /// Input and output levels over the call (mean power of every period so far), in dBFS.
     public var captureLevelDBFS = -100.0
     public var playbackLevelDBFS = -100.0
     /// Output port types of the current route, e.g. "builtInReceiver".

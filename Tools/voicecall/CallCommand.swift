@@ -19,7 +19,7 @@ struct CallCommand: AsyncParsableCommand {
     @OptionGroup var phone: PhoneOptions
 
     func run() async throws {
-        let endpoint = try PhoneEndpoint(options: phone, defaultSIP: "0.0.0.0:0")
+        let endpoint = try PhoneEndpoint.checked(options: phone, defaultSIP: "0.0.0.0:0")
         await endpoint.controller.start()
         try await endpoint.registerIfAsked(phone)
         print("calling \(target) from sip:\(phone.user)@\(endpoint.controller.sipAddress)")
@@ -27,12 +27,12 @@ struct CallCommand: AsyncParsableCommand {
         let call: Call
         do { call = try await endpoint.controller.dial(target) } catch {
             await endpoint.controller.shutdown()
-            throw ValidationError("cannot call \(target): \(error)")
+            throw CommandFailure("cannot call \(target): \(error)", json: phone.json)
         }
         let state = await call.connected()
         guard state == .active else {
             await endpoint.controller.shutdown()
-            throw ValidationError("the call did not connect: \(state)")
+            throw CommandFailure("the call did not connect: \(state)", json: phone.json)
         }
         let report = await PhoneCall.talk(call, on: endpoint, options: phone)
         report.print(json: phone.json)

@@ -37,6 +37,18 @@ struct OpusCodecOptions: ParsableArguments {
     func validate() throws { try OpusOptions.check(configuration) }
 }
 
+/// A failure while a command runs (a device, the network, the peer): printed as `Error: ...`
+/// without the usage text that a bad option gets, and exit status 1. With `--json` the error is
+/// also the last line, as a JSON object `{"error": "..."}`.
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ message: String, json: Bool) {
+        description = message
+        if json { printJSONLine(["error": message]) }
+    }
+}
+
 /// Prints `value` as one line of JSON (keys sorted): the last line of a command's output with `--json`.
 func printJSONLine(_ value: some Encodable, snakeCase: Bool = false) {
     let encoder = JSONEncoder()

@@ -24,6 +24,8 @@ struct DevicesCommand: ParsableCommand {
             print("  \(device.name.padding(toLength: 26))  \(streams.padding(toLength: 16))  \(device.description)")
         }
 
+        print("\nSound server ALSA's 'default' reaches: \(SoundServer.reached(by: "default")?.description ?? "none (a card or another plugin)")")
+
         print("\nRoute map (\(routeMap ?? "built-in laptop default")):")
         for entry in map.ports {
             var how = [entry.playback.map { "playback \($0)" }, entry.capture.map { "capture \($0)" }].compactMap { $0 }

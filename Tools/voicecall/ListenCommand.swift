@@ -23,14 +23,16 @@ struct ListenCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let endpoint = try PhoneEndpoint(options: phone, defaultSIP: "0.0.0.0:5060")
+        // The devices are opened once before we listen: a missing device or sound server is
+        // reported now, not when a call arrives.
+        let endpoint = try PhoneEndpoint.checked(options: phone, defaultSIP: "0.0.0.0:5060")
         await endpoint.controller.start()
         try await endpoint.registerIfAsked(phone)
         print("listening on sip:\(phone.user)@\(endpoint.controller.sipAddress)")
         fflush(nil)  // scripts wait for this line
         guard let call = await Self.firstCall(endpoint.controller, within: wait) else {
             await endpoint.controller.shutdown()
-            throw ValidationError("no call came within \(wait ?? 0) s")
+            throw CommandFailure("no call came within \(wait ?? 0) s", json: phone.json)
         }
         print("answering \(call.remoteURI)")
         try await call.answer()

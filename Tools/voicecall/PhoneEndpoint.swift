@@ -71,6 +71,23 @@ final class PhoneEndpoint: Sendable {
         controller = try CallController(configuration: configuration, session: session)
     }
 
+    /// An endpoint whose audio is known to work: the input file reads, the sound card's PCMs
+    /// open (each in the call's format), or the failure is thrown in words a user can act on.
+    static func checked(options: PhoneOptions, defaultSIP: String) throws -> PhoneEndpoint {
+        do {
+            if let input = options.input { _ = try SpeechFiles.load(input, sampleRate: options.rate) }
+            if let map = try options.soundCardPorts() {
+                try ALSAAudioHardware(routeMap: map).checkDevices(
+                    IOFormat(sampleRate: options.rate, ioBufferDuration: CallConfiguration(sipAddress: defaultSIP).preferredIOBufferDuration))
+            }
+            return try PhoneEndpoint(options: options, defaultSIP: defaultSIP)
+        } catch let error as ValidationError {
+            throw error
+        } catch {
+            throw CommandFailure("\(error)", json: options.json)
+        }
+    }
+
     /// Registers at `--registrar` when one is given (the controller must be started).
     func registerIfAsked(_ options: PhoneOptions) async throws {
         guard let registrar = options.registrar else { return }
@@ -79,7 +96,7 @@ final class PhoneEndpoint: Sendable {
             print("registered sip:\(options.user)@\(SIPURI(registrar)?.host ?? registrar) at \(registrar) for \(granted) s")
         } catch {
             await controller.shutdown()
-            throw ValidationError("cannot register at \(registrar): \(error)")
+            throw CommandFailure("cannot register at \(registrar): \(error)", json: options.json)
         }
     }
 

@@ -15,8 +15,13 @@ enum SpeechFiles {
         do {
             audio = try WAV.read(path)
         } catch {
-            throw ValidationError("\(error)\n(run from the repository root, or pass the speech files explicitly)")
+            throw SpeechFileError(description: "\(path): \(error) (run from the repository root, or pass the speech files explicitly)")
         }
         return try SpeexResampler.resample(audio.mono, from: audio.sampleRate, to: sampleRate, quality: 8)
     }
+}
+
+/// A speech file that cannot be read.
+struct SpeechFileError: Error, CustomStringConvertible {
+    let description: String
 }
