@@ -15,6 +15,8 @@ public enum AudioHardwareEvent: Hashable, Sendable {
     case mediaServicesLost
     /// The media services are back.
     case mediaServicesReset
+    /// The output volume changed (the user turned the volume control), from 0 to 1.
+    case outputVolumeChanged(Float)
 }
 
 /// The hardware an ``AudioSystem`` drives: ALSA in the AudioIO module, ``SimulatedAudioHardware`` in tests.
@@ -69,4 +71,50 @@ public protocol AudioHardware: AnyObject, Sendable {
     ///
     /// Thread safety: called by the system as described in the protocol's threading contract.
     func negotiate(_ preferred: PreferredHardwareValues, for route: AudioSessionRouteDescription) -> HardwareValues
+
+    /// The output volume from 0 to 1 (the route's playback mixer control). Has a default.
+    ///
+    /// Thread safety: safe from any thread.
+    var outputVolume: Float { get }
+
+    /// The input gain from 0 to 1 (the route's capture mixer control). Has a default.
+    ///
+    /// Thread safety: safe from any thread.
+    var inputGain: Float { get }
+
+    /// Whether the input gain can be set. Has a default (`false`).
+    ///
+    /// Thread safety: safe from any thread.
+    var isInputGainSettable: Bool { get }
+
+    /// Sets the input gain. Has a default (does nothing).
+    ///
+    /// Thread safety: called by the system as described in the protocol's threading contract.
+    func setInputGain(_ gain: Float)
+}
+
+/// Volume and gain, with defaults for hardware that has neither control: full volume, unity gain
+/// that cannot be set. The ALSA hardware maps them to the route's mixer controls.
+extension AudioHardware {
+    /// The output volume, from 0 to 1, read when the system starts using the hardware; changes
+    /// arrive as ``AudioHardwareEvent/outputVolumeChanged(_:)``. Default: 1.
+    ///
+    /// Thread safety: safe from any thread.
+    public var outputVolume: Float { 1 }
+
+    /// The input gain, from 0 to 1, read when the system starts using the hardware. Default: 1.
+    ///
+    /// Thread safety: safe from any thread.
+    public var inputGain: Float { 1 }
+
+    /// Whether ``setInputGain(_:)`` does anything. Default: `false`.
+    ///
+    /// Thread safety: safe from any thread.
+    public var isInputGainSettable: Bool { false }
+
+    /// Sets the input gain (0 to 1). Called like ``apply(route:)``: in order, never under the
+    /// system's lock. Default: does nothing.
+    ///
+    /// Thread safety: called by the system as described in the protocol's threading contract.
+    public func setInputGain(_ gain: Float) {}
 }

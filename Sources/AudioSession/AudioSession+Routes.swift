@@ -1,13 +1,14 @@
 extension AudioSession {
-    /// The ports the session's audio uses, as ``RoutePolicy/route(for:)`` decides from the
-    /// session's configuration and the connected devices.
+    /// The ports the session's audio uses.
     ///
-    /// It is the route of this session's configuration, read live; the hardware follows the
-    /// route of the route owner (the highest-priority, then non-mixable, then most recently
-    /// activated active session).
+    /// Active: the system's one route (the route owner's: the highest-priority, then non-mixable,
+    /// then most recently activated active session), in the directions this session's category
+    /// uses; it changes when another session moves the hardware, and a route change is posted.
+    /// Inactive: the route ``RoutePolicy/route(for:)`` gives this session's configuration, read
+    /// live (what it would get if it owned the hardware).
     ///
     /// Thread safety: safe from any thread.
-    public var currentRoute: AudioSessionRouteDescription { read { $0.route(for: $1) } }
+    public var currentRoute: AudioSessionRouteDescription { read { $0.currentRoute(for: $1) } }
 
     /// The inputs the session may choose from (built-in microphone first; Bluetooth HFP only
     /// with ``CategoryOptions/allowBluetooth``). Empty when the category does not record.

@@ -91,18 +91,22 @@ public final class AudioSession: Sendable {
 
     /// Sets the category, mode and options together, replacing the previous triple (options are not sticky).
     ///
-    /// May be called while active: the change applies at once, clears the speaker override and
-    /// posts a route change with reason ``RouteChangeReason/categoryChange``. Calling it while
-    /// inactive is preferred. A mode the category does not support is not an error: the session
-    /// uses ``Mode/default`` (read back from ``mode``) and logs a warning.
+    /// May be called while active: the new configuration is arbitrated as an activation would be
+    /// (it interrupts the sessions it now interrupts), then applies at once, clears the speaker
+    /// override and posts a route change with reason ``RouteChangeReason/categoryChange``.
+    /// Calling it while inactive is preferred. A mode the category does not support is not an
+    /// error: the session uses ``Mode/default`` (read back from ``mode``) and logs a warning.
     ///
     /// - Parameters:
     ///   - category: The category.
     ///   - mode: The mode.
     ///   - options: The options; each must be accepted by the category.
     /// - Throws: ``AudioSessionError/categoryOptionNotAccepted(option:category:)``, naming the option
-    ///   and the category; the session keeps its previous configuration.
-    ///   ``AudioSessionError/mediaServicesFailed`` while media services are lost.
+    ///   and the category. ``AudioSessionError/mediaServicesFailed`` while media services are lost.
+    ///   While active, the activation errors of ``setActive(_:options:)``
+    ///   (``AudioSessionError/insufficientPriority(heldBy:)``, ``AudioSessionError/cannotInterruptOthers``,
+    ///   ``AudioSessionError/cannotStartPlaying``, ``AudioSessionError/cannotStartRecording``).
+    ///   After any error the session keeps its configuration, activation and override.
     ///
     /// Thread safety: safe from any thread.
     public func setCategory(_ category: Category, mode: Mode = .default, options: CategoryOptions = []) throws(AudioSessionError) {
@@ -113,12 +117,29 @@ public final class AudioSession: Sendable {
         }
     }
 
+    /// The categories this system offers: all of them (Linux has no entitlement or device
+    /// restriction). Mirrors `AVAudioSession.availableCategories`.
+    ///
+    /// Thread safety: safe from any thread.
+    public var availableCategories: [Category] { Category.allCases }
+
+    /// The modes the current category supports, ``Mode/default`` first. Apple lists every mode
+    /// of the device; listing only those that take effect is more useful, since another mode
+    /// falls back to ``Mode/default``. Mirrors `AVAudioSession.availableModes`.
+    ///
+    /// Thread safety: safe from any thread.
+    public var availableModes: [Mode] {
+        let supported = category.supportedModes
+        return Mode.allCases.filter { supported.contains($0) }
+    }
+
     /// Sets the mode, keeping the category and the requested options.
     ///
-    /// A mode the category does not support falls back to ``Mode/default`` with a warning, as in
-    /// ``setCategory(_:mode:options:)``.
+    /// A mode the category does not support falls back to ``Mode/default`` with a warning, and a
+    /// change while active is arbitrated, as in ``setCategory(_:mode:options:)``.
     ///
-    /// - Throws: ``AudioSessionError/mediaServicesFailed`` while media services are lost.
+    /// - Throws: ``AudioSessionError/mediaServicesFailed`` while media services are lost; while
+    ///   active, the activation errors (the mode is then unchanged).
     ///
     /// Thread safety: safe from any thread.
     public func setMode(_ mode: Mode) throws(AudioSessionError) {
@@ -185,6 +206,19 @@ public final class AudioSession: Sendable {
         set {
             let id = self.id
             system.transact { state, _ in state.sessions[id]?.isInBackground = newValue }
+        }
+    }
+
+    /// Whether the app is suspended (CallAudio's model of the app state, set by the app or a
+    /// test, as ``isInBackground``): an interruption that begins meanwhile carries
+    /// ``Interruption/wasSuspended``.
+    ///
+    /// Thread safety: safe from any thread.
+    public var isSuspended: Bool {
+        get { read { $1.isSuspended } }
+        set {
+            let id = self.id
+            system.transact { state, _ in state.sessions[id]?.isSuspended = newValue }
         }
     }
 

@@ -254,6 +254,8 @@ public final class AudioSystem: Sendable {
             state.withLock { state in
                 if state.hardware === hardware { state.hardwareValues = values }
             }
+        case let .setInputGain(hardware, gain):
+            hardware.setInputGain(gain)
         case let .notify(notification, observers, streams):
             for observer in observers { observer(notification) }
             for stream in streams { stream.yield(notification) }

@@ -60,18 +60,22 @@ extension AudioSession {
             modeFellBack ? .default : requestedMode
         }
 
-        /// The options in effect: the requested options plus those implied by the mode and by other options.
+        /// The options in effect: the requested options plus those implied by the category
+        /// (``Category/ambient`` mixes, so it reads ``CategoryOptions/mixWithOthers``), by the mode
+        /// and by other options.
         ///
         /// Thread safety: safe from any thread.
         public var options: CategoryOptions {
-            requestedOptions.union(mode.impliedOptions).implied
+            let byCategory: CategoryOptions = category.mixesWithOthersByDefault ? .mixWithOthers : []
+            return requestedOptions.union(byCategory).union(mode.impliedOptions).implied
         }
 
         /// Whether this session mixes with others (does not interrupt them on activation).
         ///
         /// Thread safety: safe from any thread.
         public var isMixable: Bool {
-            category.mixesWithOthersByDefault || category == .audioProcessing || options.contains(.mixWithOthers)
+            // audioProcessing has no I/O, so it has nothing to interrupt anyone with.
+            category == .audioProcessing || options.contains(.mixWithOthers)
         }
 
         /// A readable summary, for example `playAndRecord/voiceChat [allowBluetooth]`.

@@ -13,6 +13,7 @@ struct Effects: Sendable {
 /// One thing to do, in order, outside the lock: configure the hardware or deliver a notification.
 enum OutboxItem: Sendable {
     case configureHardware(any AudioHardware, HardwareRequest)
+    case setInputGain(any AudioHardware, Float)
     case notify(
         AudioSessionNotification,
         observers: [@Sendable (AudioSessionNotification) -> Void],

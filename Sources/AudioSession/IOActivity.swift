@@ -10,6 +10,11 @@ extension AudioSession {
     /// - Parameters:
     ///   - name: A name for the I/O, reported by `isBusy`.
     ///   - onStop: Stops the I/O. Called at most once, on the thread that caused the stop.
+    /// Starting I/O in a category that records asks for record permission if it is still
+    /// undetermined, as iOS does the first time an app records: the system's
+    /// ``RecordPermissionPolicy`` answers, and the answer is remembered. Read
+    /// ``capturesSilence`` after this call.
+    ///
     /// - Returns: The activity; call ``IOActivity/end()`` when the I/O stops (releasing it does too).
     /// - Throws: ``AudioSessionError/sessionNotActive`` if the session is inactive: activate first.
     ///
@@ -17,10 +22,7 @@ extension AudioSession {
     public func beginIO(named name: String, onStop: @escaping @Sendable () -> Void) throws(AudioSessionError) -> IOActivity {
         let id = self.id
         let activityID = try system.transact { (state, _) throws(AudioSessionError) -> UInt64 in
-            guard state.sessions[id]?.isActive == true else { throw .sessionNotActive }
-            let activityID = state.makeID()
-            state.sessions[id]?.ioActivities[activityID] = IORecord(name: name, stop: onStop)
-            return activityID
+            try state.registerIO(id, IORecord(name: name, stop: onStop))
         }
         return IOActivity(name: name, system: system, sessionID: id, id: activityID)
     }
@@ -65,5 +67,20 @@ public final class IOActivity: Sendable {
         let (sessionID, id) = (self.sessionID, self.id)
         let removed = system.withStateLock { $0.sessions[sessionID]?.ioActivities.removeValue(forKey: id) }
         _ = removed  // released outside the lock
+    }
+}
+
+extension SystemState {
+    /// Registers running I/O with an active session. Input that starts asks for record
+    /// permission if nobody has yet (iOS asks the first time an app records).
+    /// - Returns: The activity's identifier.
+    mutating func registerIO(_ id: UInt64, _ record: IORecord) throws(AudioSessionError) -> UInt64 {
+        guard let session = sessions[id], session.isActive else { throw .sessionNotActive }
+        if session.configuration.category.hasInput && recordPermission == .undetermined {
+            recordPermission = recordPermissionPolicy.answeredPermission
+        }
+        let activityID = makeID()
+        sessions[id]?.ioActivities[activityID] = record
+        return activityID
     }
 }

@@ -10,21 +10,25 @@ extension AudioSession {
     public enum Mode: String, CaseIterable, Hashable, Sendable, CustomStringConvertible {
         /// No specialisation; valid with every category.
         case `default`
-        /// Two-way voice (VoIP): implies ``CategoryOptions/allowBluetooth`` and voice processing.
+        /// Two-way voice (VoIP): implies ``CategoryOptions/allowBluetooth`` and voice processing,
+        /// and picks the built-in microphone for speech.
         case voiceChat
         /// Two-way video: implies ``CategoryOptions/allowBluetooth`` and ``CategoryOptions/defaultToSpeaker``.
         case videoChat
         /// Game voice chat: as ``videoChat``.
         case gameChat
-        /// Recording video: the microphone choice suits the camera.
+        /// Recording video: the built-in microphone facing the main (back) camera's direction.
         case videoRecording
         /// Measurement: minimal system processing, primary microphone only.
         case measurement
-        /// Film playback.
+        /// Film playback. Apple tunes the output for films; on Linux it changes neither the route
+        /// nor the processing: an I/O layer may read it.
         case moviePlayback
         /// Spoken audio (podcasts, audio books): paused, not ducked, by sessions that interrupt spoken audio.
         case spokenAudio
-        /// Short voice prompts (navigation).
+        /// Short voice prompts (navigation). On Linux it changes neither the route nor the
+        /// processing; pair it with ``CategoryOptions/duckOthers`` or
+        /// ``CategoryOptions/interruptSpokenAudioAndMixWithOthers`` for the usual prompt behaviour.
         case voicePrompt
 
         /// The mode's name, as Apple spells it.
@@ -59,5 +63,20 @@ extension AudioSession {
         ///
         /// Thread safety: safe from any thread.
         public var usesMinimalProcessing: Bool { self == .measurement }
+
+        /// Which way the built-in microphone this mode picks faces, when the app has chosen none:
+        /// ``Orientation/bottom`` (next to the mouth) in the chat modes, ``Orientation/back`` (the
+        /// main camera's side) in ``videoRecording``; `nil` (the port's default) otherwise.
+        /// ``measurement`` always uses the primary microphone. ``moviePlayback``, ``spokenAudio``
+        /// and ``voicePrompt`` have no input, so they choose no microphone.
+        ///
+        /// Thread safety: safe from any thread.
+        public var microphoneOrientation: Orientation? {
+            switch self {
+            case .voiceChat, .videoChat, .gameChat: .bottom
+            case .videoRecording: .back
+            default: nil
+            }
+        }
     }
 }

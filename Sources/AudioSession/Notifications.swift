@@ -48,14 +48,22 @@ extension AudioSession {
         public var options: InterruptionOptions
         /// For `began`: why. `nil` for `ended`.
         public var reason: InterruptionReason?
+        /// For `began`: the interruption began while the app was suspended
+        /// (``AudioSession/isSuspended``), so it may be stale by the time the app reads it.
+        /// Apple's `AVAudioSessionInterruptionWasSuspendedKey`.
+        public var wasSuspended: Bool
 
         /// Creates an interruption description.
         ///
         /// Thread safety: safe from any thread.
-        public init(type: InterruptionType, options: InterruptionOptions = [], reason: InterruptionReason? = nil) {
+        public init(
+            type: InterruptionType, options: InterruptionOptions = [], reason: InterruptionReason? = nil,
+            wasSuspended: Bool = false
+        ) {
             self.type = type
             self.options = options
             self.reason = reason
+            self.wasSuspended = wasSuspended
         }
 
         /// `began(default)` or `ended(shouldResume)`.
@@ -63,7 +71,7 @@ extension AudioSession {
         /// Thread safety: safe from any thread.
         public var description: String {
             switch type {
-            case .began: "began(\(reason?.rawValue ?? "-"))"
+            case .began: "began(\(reason?.rawValue ?? "-")\(wasSuspended ? ", wasSuspended" : ""))"
             case .ended: options.contains(.shouldResume) ? "ended(shouldResume)" : "ended"
             }
         }
@@ -152,6 +160,8 @@ extension AudioSession {
 /// | ``silenceSecondaryAudioHint(_:)`` | `AVAudioSession.silenceSecondaryAudioHintNotification` |
 /// | ``mediaServicesWereLost`` | `AVAudioSession.mediaServicesWereLostNotification` |
 /// | ``mediaServicesWereReset`` | `AVAudioSession.mediaServicesWereResetNotification` |
+/// | ``outputVolumeChanged(_:)`` | key-value observation of `outputVolume` |
+/// | ``inputAvailabilityChanged(_:)`` | key-value observation of `isInputAvailable` |
 ///
 /// Thread safety: a value type; safe to use from any thread.
 public enum AudioSessionNotification: Hashable, Sendable, CustomStringConvertible {
@@ -166,6 +176,11 @@ public enum AudioSessionNotification: Hashable, Sendable, CustomStringConvertibl
     /// The media services were rebuilt: session properties are back to their defaults;
     /// set the category again and reactivate if appropriate.
     case mediaServicesWereReset
+    /// The output volume changed (``AudioSession/outputVolume``, 0 to 1). Sent to every session.
+    case outputVolumeChanged(Float)
+    /// ``AudioSession/isInputAvailable`` changed for this session (a microphone came or went,
+    /// or the category changed).
+    case inputAvailabilityChanged(Bool)
 
     /// The interruption, if this is one.
     ///
@@ -198,6 +213,8 @@ public enum AudioSessionNotification: Hashable, Sendable, CustomStringConvertibl
         case let .silenceSecondaryAudioHint(value): "silenceSecondaryAudioHint \(value.rawValue)"
         case .mediaServicesWereLost: "mediaServicesWereLost"
         case .mediaServicesWereReset: "mediaServicesWereReset"
+        case let .outputVolumeChanged(volume): "outputVolumeChanged \(volume)"
+        case let .inputAvailabilityChanged(available): "inputAvailabilityChanged \(available)"
         }
     }
 }

@@ -209,6 +209,13 @@ public struct AudioSessionPortDescription: Hashable, Sendable, Identifiable, Cus
     public var preferredDataSource: AudioSessionDataSourceDescription?
     /// Whether the device processes call audio itself (a hands-free kit with its own echo canceller).
     public var hasHardwareVoiceCallProcessing: Bool
+    /// Whether this input is the device's microphone (or microphone combination) for speech: the
+    /// one the chat modes pick when a device has several built-in microphone ports.
+    public var isForVoice: Bool
+    /// Which way this input faces, for a device whose microphones are separate ports rather than
+    /// data sources of one port: ``AudioSession/Mode/videoRecording`` picks the one facing
+    /// ``AudioSession/Orientation/back``, the main camera's side.
+    public var orientation: AudioSession.Orientation?
 
     /// The port's ``uid``.
     ///
@@ -224,11 +231,14 @@ public struct AudioSessionPortDescription: Hashable, Sendable, Identifiable, Cus
     ///   - channelCount: How many channels to describe (named `<portName> 1`, `<portName> 2`, ...).
     ///   - dataSources: The data sources; the first one starts selected.
     ///   - hasHardwareVoiceCallProcessing: Whether the device processes call audio itself.
+    ///   - isForVoice: Whether this input is the microphone for speech.
+    ///   - orientation: Which way this input faces, if it is one of several microphone ports.
     ///
     /// Thread safety: safe from any thread.
     public init(
         portType: AudioSession.Port, portName: String, uid: String, channelCount: Int = 1,
-        dataSources: [AudioSessionDataSourceDescription] = [], hasHardwareVoiceCallProcessing: Bool = false
+        dataSources: [AudioSessionDataSourceDescription] = [], hasHardwareVoiceCallProcessing: Bool = false,
+        isForVoice: Bool = false, orientation: AudioSession.Orientation? = nil
     ) {
         self.portType = portType
         self.portName = portName
@@ -240,6 +250,8 @@ public struct AudioSessionPortDescription: Hashable, Sendable, Identifiable, Cus
         self.selectedDataSource = dataSources.first
         self.preferredDataSource = nil
         self.hasHardwareVoiceCallProcessing = hasHardwareVoiceCallProcessing
+        self.isForVoice = isForVoice
+        self.orientation = orientation
     }
 
     /// `portType "portName"`.

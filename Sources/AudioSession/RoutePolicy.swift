@@ -150,9 +150,21 @@ public enum RoutePolicy {
         return availableInputs(for: input).first { $0.uid == uid }
     }
 
+    /// The built-in microphone port the mode picks, on a device with several (separate capture
+    /// PCMs): the one for voice in the chat modes, the one facing the mode's direction in
+    /// videoRecording, else the first (primary) one.
+    static func builtInMic(for input: Input) -> AudioSessionPortDescription? {
+        let mics = input.devices.filter(\.isBuiltIn).flatMap(\.inputs).filter { $0.portType == .builtInMic }
+        if input.mode.usesVoiceProcessing, let voice = mics.first(where: \.isForVoice) { return voice }
+        if let facing = input.mode.microphoneOrientation, let mic = mics.first(where: { $0.orientation == facing }) {
+            return mic
+        }
+        return mics.first
+    }
+
     private static func inputs(for input: Input) -> [AudioSessionPortDescription] {
         guard input.category.hasInput else { return [] }
-        let builtInMic = builtInPort(.builtInMic, in: input.devices)
+        let builtInMic = builtInMic(for: input)
         if input.category == .playAndRecord, input.portOverride == .speaker, let builtInMic {
             return [builtInMic]
         }
@@ -271,10 +283,15 @@ public enum RoutePolicy {
         }
         let preferred = preference?.dataSourceID.flatMap { id in port.dataSources.first { $0.dataSourceID == id } }
         port.preferredDataSource = preferred
-        // Measurement mode uses the primary microphone whatever the preference.
-        let measuring = input.mode.usesMinimalProcessing && port.portType == .builtInMic
+        // Measurement mode uses the primary microphone whatever the preference; other modes pick
+        // the built-in microphone facing their way unless the app chose one.
+        let isBuiltInMic = port.portType == .builtInMic
+        let measuring = input.mode.usesMinimalProcessing && isBuiltInMic
+        let byMode = isBuiltInMic ? input.mode.microphoneOrientation.flatMap { facing in
+            port.dataSources.first { $0.orientation == facing }
+        } : nil
         let current = port.selectedDataSource.flatMap { sel in port.dataSources.first { $0.dataSourceID == sel.dataSourceID } }
-        port.selectedDataSource = measuring ? port.dataSources.first : (preferred ?? current ?? port.dataSources.first)
+        port.selectedDataSource = measuring ? port.dataSources.first : (preferred ?? byMode ?? current ?? port.dataSources.first)
         return port
     }
 }

@@ -37,6 +37,9 @@ public enum AudioSessionError: Error, Hashable, Sendable, CustomStringConvertibl
     case cannotStartPlaying
     /// No input port is available for a category that records. Apple: `cannotStartRecording` ('!rec').
     case cannotStartRecording
+    /// The hardware has no input gain control (``AudioSession/isInputGainSettable`` is `false`).
+    /// Apple: `badParam` (-50).
+    case inputGainNotSettable
 
     /// Apple's numeric error code (`AVAudioSession.ErrorCode`) for this error.
     ///
@@ -44,7 +47,7 @@ public enum AudioSessionError: Error, Hashable, Sendable, CustomStringConvertibl
     public var code: Code {
         switch self {
         case .categoryOptionNotAccepted, .overrideRequiresPlayAndRecord, .invalidPreferredValue,
-             .portNotAvailable, .dataSourceNotAvailable, .polarPatternNotSupported:
+             .portNotAvailable, .dataSourceNotAvailable, .polarPatternNotSupported, .inputGainNotSettable:
             .badParam
         case .insufficientPriority: .insufficientPriority
         case .cannotInterruptOthers: .cannotInterruptOthers
@@ -90,6 +93,8 @@ public enum AudioSessionError: Error, Hashable, Sendable, CustomStringConvertibl
             return "no output is available for the category"
         case .cannotStartRecording:
             return "no input is available for the category"
+        case .inputGainNotSettable:
+            return "the input gain cannot be set on this hardware"
         }
     }
 

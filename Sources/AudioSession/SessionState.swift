@@ -25,6 +25,7 @@ struct SessionState: Sendable {
     /// Increases with every activation in the system: the most recent activation has the largest.
     var activationSerial: UInt64 = 0
     var isInBackground = false
+    var isSuspended = false
     /// Set only on an inactive session: ``SystemState`` sets it when an interruption makes the
     /// session inactive and clears it on activation, so an active session never has one.
     var interruptedBy: Interrupter?
@@ -46,6 +47,16 @@ struct SessionState: Sendable {
         self.id = id
         self.name = name
         self.priority = priority
+    }
+
+    /// Whether this session, active as configured, interrupts `other`: the phone interrupts every
+    /// lower-priority session, two non-mixable sessions never play together, and
+    /// ``AudioSession/CategoryOptions/interruptSpokenAudioAndMixWithOthers`` pauses spoken audio.
+    func interrupts(_ other: SessionState) -> Bool {
+        if priority > other.priority { return true }
+        if !configuration.isMixable && !other.configuration.isMixable { return true }
+        return configuration.options.contains(.interruptSpokenAudioAndMixWithOthers)
+            && other.configuration.mode == .spokenAudio
     }
 
     /// Resets what media services reset rebuilds: the configuration and every preference.

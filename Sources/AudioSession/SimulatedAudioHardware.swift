@@ -22,6 +22,9 @@ public final class SimulatedAudioHardware: AudioHardware {
         var appliedRoutes: [AudioSessionRouteDescription] = []
         var negotiations: [PreferredHardwareValues] = []
         var isBuiltInMicMuted = false
+        var outputVolume: Float = 1
+        var inputGain: Float = 1
+        var isInputGainSettable: Bool
     }
 
     private let state: Mutex<State>
@@ -40,6 +43,7 @@ public final class SimulatedAudioHardware: AudioHardware {
     ///   - bluetoothHFPSampleRates: The rates of a route through Bluetooth HFP.
     ///   - defaultSampleRate: The rate without a preference.
     ///   - defaultIOBufferDuration: The buffer duration without a preference.
+    ///   - isInputGainSettable: Whether the simulated capture mixer has a gain control.
     ///
     /// Thread safety: safe from any thread.
     public init(
@@ -48,11 +52,13 @@ public final class SimulatedAudioHardware: AudioHardware {
         supportedSampleRates: [Double] = [8_000, 16_000, 24_000, 44_100, 48_000],
         bluetoothHFPSampleRates: [Double] = [8_000, 16_000],
         defaultSampleRate: Double = 48_000,
-        defaultIOBufferDuration: Double = 0.02
+        defaultIOBufferDuration: Double = 0.02,
+        isInputGainSettable: Bool = true
     ) {
         self.state = Mutex(State(
             devices: devices, proximity: proximity, handler: nil,
-            supportedSampleRates: supportedSampleRates, bluetoothHFPSampleRates: bluetoothHFPSampleRates))
+            supportedSampleRates: supportedSampleRates, bluetoothHFPSampleRates: bluetoothHFPSampleRates,
+            isInputGainSettable: isInputGainSettable))
         self.defaultSampleRate = defaultSampleRate
         self.defaultIOBufferDuration = defaultIOBufferDuration
     }
@@ -116,6 +122,28 @@ public final class SimulatedAudioHardware: AudioHardware {
             maximumInputNumberOfChannels: maxIn, maximumOutputNumberOfChannels: maxOut,
             inputLatency: route.inputs.map { Self.latency(of: $0.portType) }.max() ?? 0,
             outputLatency: route.outputs.map { Self.latency(of: $0.portType) }.max() ?? 0)
+    }
+
+    /// The simulated output volume, from 0 to 1 (1 at start).
+    ///
+    /// Thread safety: safe from any thread.
+    public var outputVolume: Float { state.withLock { $0.outputVolume } }
+
+    /// The simulated input gain, from 0 to 1 (1 at start); the last value the system set.
+    ///
+    /// Thread safety: safe from any thread.
+    public var inputGain: Float { state.withLock { $0.inputGain } }
+
+    /// Whether the simulated capture mixer has a gain control (given to ``init(devices:proximity:supportedSampleRates:bluetoothHFPSampleRates:defaultSampleRate:defaultIOBufferDuration:isInputGainSettable:)``).
+    ///
+    /// Thread safety: safe from any thread.
+    public var isInputGainSettable: Bool { state.withLock { $0.isInputGainSettable } }
+
+    /// Records the gain (when settable).
+    ///
+    /// Thread safety: safe from any thread.
+    public func setInputGain(_ gain: Float) {
+        state.withLock { if $0.isInputGainSettable { $0.inputGain = gain } }
     }
 
     /// The nearest value (ties go to the higher one).
@@ -194,6 +222,16 @@ public final class SimulatedAudioHardware: AudioHardware {
         send(.builtInMicMuteChanged(muted)) { state in
             defer { state.isBuiltInMicMuted = muted }
             return state.isBuiltInMicMuted != muted
+        }
+    }
+
+    /// Turns the volume control (0 to 1), as a user pressing the volume keys.
+    ///
+    /// Thread safety: safe from any thread; the system is told on the calling thread.
+    public func setOutputVolume(_ volume: Float) {
+        send(.outputVolumeChanged(volume)) { state in
+            defer { state.outputVolume = volume }
+            return state.outputVolume != volume
         }
     }
 

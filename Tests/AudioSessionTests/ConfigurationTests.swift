@@ -78,6 +78,19 @@ struct ConfigurationTests {
         #expect(session.configuration.requestedOptions == testCase.options)
     }
 
+    @Test("ambient mixes implicitly, and its options say so; mixWithOthers itself is still refused (spec table)")
+    func ambientShowsImpliedMixWithOthers() throws {
+        let (system, _) = makeSystem()
+        let session = system.makeSession(name: "game")
+        try session.setCategory(.ambient)
+        #expect(session.categoryOptions == [.mixWithOthers])
+        #expect(session.configuration.requestedOptions == [])
+        #expect(session.configuration.isMixable)
+        #expect(throws: AudioSessionError.categoryOptionNotAccepted(option: .mixWithOthers, category: .ambient)) {
+            try session.setCategory(.ambient, options: .mixWithOthers)
+        }
+    }
+
     @Test("setCategory replaces the whole triple: options are not sticky")
     func optionsAreNotSticky() throws {
         let (system, _) = makeSystem()

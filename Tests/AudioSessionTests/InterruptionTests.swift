@@ -264,7 +264,8 @@ struct InterruptionTests {
         hardware.disconnect(deviceID: "usb")
 
         #expect(!call.isActive)
-        #expect(events.all.count == 2)
+        #expect(events.all.count == 3, "a route change, an interruption, and the input going away")
+        #expect(events.all.last == .inputAvailabilityChanged(false))
         let change = try #require(events.routeChanges.only)
         #expect(change.reason == .noSuitableRouteForCategory)
         #expect(change.previousRoute.ports == Ports(in: [.usbAudio], out: [.usbAudio]))

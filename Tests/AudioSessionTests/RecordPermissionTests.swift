@@ -48,3 +48,44 @@ struct RecordPermissionTests {
         #expect(system.recordPermission == .undetermined)
     }
 }
+
+/// The system asks by itself the first time a session that records starts input.
+@Suite("Record permission asked when input starts")
+struct RecordPermissionOnInputTests {
+    @Test("Under .ask, the first I/O of a recording session asks; the answer is remembered",
+          arguments: [true, false])
+    func firstInputAsks(grant: Bool) throws {
+        let (system, _) = makeSystem(recordPermissionPolicy: .ask(grant: grant))
+        let call = try makeActiveCall(in: system)
+        #expect(call.recordPermission == .undetermined, "activation alone does not ask")
+
+        let io = try call.beginIO(named: "voice") {}
+
+        #expect(call.recordPermission == (grant ? .granted : .denied))
+        #expect(call.capturesSilence == !grant)
+        io.end()
+        let again = try call.beginIO(named: "voice") {}
+        #expect(system.recordPermission == (grant ? .granted : .denied), "asked once")
+        again.end()
+    }
+
+    @Test("I/O of a session that does not record does not ask")
+    func playbackDoesNotAsk() throws {
+        let (system, _) = makeSystem(recordPermissionPolicy: .ask(grant: true))
+        let music = system.makeSession(name: "music")
+        try music.setCategory(.playback)
+        try music.setActive(true)
+        let io = try music.beginIO(named: "player") {}
+        #expect(system.recordPermission == .undetermined)
+        io.end()
+    }
+
+    @Test("A denied permission is not asked again when input starts")
+    func deniedStaysDenied() throws {
+        let (system, _) = makeSystem(recordPermissionPolicy: .alwaysDeny)
+        let call = try makeActiveCall(in: system)
+        let io = try call.beginIO(named: "voice") {}
+        #expect(call.recordPermission == .denied && call.capturesSilence)
+        io.end()
+    }
+}
