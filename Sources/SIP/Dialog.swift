@@ -57,7 +57,7 @@ struct Dialog: Sendable {
         var local = local, remote = remote
         local.tag = nil
         remote.tag = nil
-        let target = (try? peer.contacts().first?.uri) ?? nil
+        let target = peer.firstContact?.uri
         return Dialog(id: DialogID(callID: callID, localTag: localTag, remoteTag: remoteTag),
                       local: local, remote: remote, remoteTarget: target ?? fallbackTarget,
                       routeSet: (try? peer.recordRoutes()) ?? [], localSequence: 0, remoteSequence: nil)

@@ -1,11 +1,23 @@
 /// A user name and password for digest authentication (RFC 3261 section 22).
 ///
+/// A digest response lets whoever challenged try passwords offline, so credentials answer
+/// only the challenges of the realm they are for:
+/// - with a ``realm``, challenges for that realm (from any next hop: a peer that knows the
+///   realm's name can still ask, so name the realm of a PBX, not a guessable one);
+/// - without one (the default), the realm of the registrar: learned from the first challenge
+///   to our REGISTER that comes from the registrar's address, and answered only when it comes
+///   from that address (for REGISTER, and for INVITE, BYE... sent through it). Without a
+///   registration, no challenge is answered.
+///
+/// Each request is sent again once with credentials, and once more when the server says the
+/// nonce was `stale`; any further challenge is its final response.
+///
 /// Thread safety: a value type; safe to use from any thread.
 public struct SIPCredentials: Sendable, Hashable {
     /// The authentication user name (often, but not always, the user part of our URI).
     public var username: String
     public var password: String
-    /// The realm they are for; nil: whatever realm challenges.
+    /// The realm they are for; nil: the registrar's (see above).
     public var realm: String?
 
     public init(username: String, password: String, realm: String? = nil) {
@@ -45,17 +57,8 @@ struct DigestChallenge: Sendable, Equatable {
     static func parse(_ value: String) -> DigestChallenge? {
         let text = value[...].trimmed
         guard let space = text.firstIndex(where: { $0 == " " || $0 == "\t" }),
-              text[..<space].equalsIgnoringCase("Digest"),
-              let parts = try? text[space...].splitTopLevel(.comma, header: "WWW-Authenticate")
+              text[..<space].equalsIgnoringCase("Digest"), let fields = digestParameters(text[space...])
         else { return nil }
-        var fields: [String: String] = [:]
-        for part in parts where !part.isEmpty {
-            guard let eq = part.firstIndex(ofByte: .equals) else { return nil }
-            let name = String(part[..<eq].trimmed).asciiLowercased
-            let raw = part[part.utf8.index(after: eq)...].trimmed
-            guard let value = raw.utf8.first == .quote ? unquotedString(raw) : String(raw) else { return nil }
-            fields[name] = value
-        }
         guard let realm = fields["realm"], let nonce = fields["nonce"] else { return nil }
         var algorithm = Algorithm.md5
         if let name = fields["algorithm"] {
@@ -76,6 +79,13 @@ struct DigestChallenge: Sendable, Equatable {
     ///   - nonceCount: how many requests this nonce has answered, this one included.
     func authorization(credentials: SIPCredentials, method: String, uri: String, body: [UInt8] = [],
                        cnonce: String, nonceCount: UInt32 = 1) -> String {
+        answer(credentials: credentials, method: method, uri: uri, body: body, cnonce: cnonce, nonceCount: nonceCount).header
+    }
+
+    /// The answer to this challenge (see ``authorization(credentials:method:uri:body:cnonce:nonceCount:)``),
+    /// with what checking the server's `rspauth` needs.
+    func answer(credentials: SIPCredentials, method: String, uri: String, body: [UInt8] = [],
+                cnonce: String, nonceCount: UInt32 = 1) -> DigestAnswer {
         let h = { (text: String) in algorithm.digest(Array(text.utf8)) }
         var ha1 = h("\(credentials.username):\(realm):\(credentials.password)")
         if algorithm.isSession { ha1 = h("\(ha1):\(nonce):\(cnonce)") }
@@ -91,8 +101,50 @@ struct DigestChallenge: Sendable, Equatable {
         if let chosenQop { fields += ["qop=\(chosenQop)", "nc=\(nc)", "cnonce=\(quotedString(cnonce))"] }
         else if algorithm.isSession { fields.append("cnonce=\(quotedString(cnonce))") }
         if let opaque { fields.append("opaque=\(quotedString(opaque))") }
-        return "Digest " + fields.joined(separator: ", ")
+        return DigestAnswer(challenge: self, ha1: ha1, qop: chosenQop, cnonce: cnonce, nc: nc, uri: uri,
+                            header: "Digest " + fields.joined(separator: ", "))
     }
+}
+
+/// Our answer to one challenge: the header value, and what checking the server's proof that
+/// it knows the password too (`rspauth`, RFC 2617 section 3.2.3, RFC 7616 section 3.5) needs.
+struct DigestAnswer: Sendable {
+    let challenge: DigestChallenge
+    /// H(A1): a hash of the password, kept only for the transaction's life.
+    let ha1: String
+    let qop: String?
+    let cnonce: String
+    let nc: String
+    let uri: String
+    let header: String
+
+    /// Whether `info` (an `Authentication-Info` value) proves the server knows the password:
+    /// its `rspauth` is the response digest with an empty method (and for `auth-int`, the
+    /// response's body). True when it carries no `rspauth` (it is optional).
+    func verifies(_ info: String, responseBody: [UInt8]) -> Bool {
+        guard let fields = digestParameters(info[...]) else { return false }
+        guard let rspauth = fields["rspauth"] else { return true }
+        let h = { (text: String) in challenge.algorithm.digest(Array(text.utf8)) }
+        let ha2 = qop == "auth-int" ? h(":\(uri):\(challenge.algorithm.digest(responseBody))") : h(":\(uri)")
+        let expected = qop.map { h("\(ha1):\(challenge.nonce):\(nc):\(cnonce):\($0):\(ha2)") }
+            ?? h("\(ha1):\(challenge.nonce):\(ha2)")
+        return rspauth.asciiLowercased == expected
+    }
+}
+
+/// The `name=value` list of a digest header (after the scheme, or all of an
+/// `Authentication-Info`), names lowercased, quoted values unquoted; nil when malformed.
+func digestParameters(_ text: Substring) -> [String: String]? {
+    guard let parts = try? text.splitTopLevel(.comma, header: "WWW-Authenticate") else { return nil }
+    var fields: [String: String] = [:]
+    for part in parts where !part.isEmpty {
+        guard let eq = part.firstIndex(ofByte: .equals) else { return nil }
+        let name = String(part[..<eq].trimmed).asciiLowercased
+        let raw = part[part.utf8.index(after: eq)...].trimmed
+        guard let value = raw.utf8.first == .quote ? unquotedString(raw) : String(raw) else { return nil }
+        fields[name] = value
+    }
+    return fields
 }
 
 extension SIPHeaders {

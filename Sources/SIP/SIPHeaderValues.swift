@@ -248,8 +248,14 @@ extension SIPHeaders {
 
     /// The top `Via` (the one this element's transaction layer matches on).
     public func topVia() throws(SIPParseError) -> SIPVia {
-        guard let top = try values("Via").first else { throw .missingHeader("Via") }
-        return try SIPVia.parse(top[...])
+        // The first value of the first field, without splitting the rest of the list.
+        guard let field = self["Via"] else { throw .missingHeader("Via") }
+        guard let (top, _) = field[...].splitFirstTopLevel(.comma) else { throw .badHeaderValue("Via") }
+        if top.isEmpty {  // an empty element: the next one is the top
+            guard let first = try values("Via").first else { throw .missingHeader("Via") }
+            return try SIPVia.parse(first[...])
+        }
+        return try SIPVia.parse(top)
     }
 
     public func from() throws(SIPParseError) -> SIPNameAddress { try nameAddress("From") }
@@ -270,6 +276,22 @@ extension SIPHeaders {
 
     /// `Contact` values (empty when absent; `*` is not a name-addr and is an error here).
     public func contacts() throws(SIPParseError) -> [SIPNameAddress] { try nameAddresses("Contact") }
+
+    /// The first `Contact` value (nil when absent or malformed), without parsing the rest of a list.
+    var firstContact: SIPNameAddress? {
+        guard let field = self["Contact"], let (first, _) = field[...].splitFirstTopLevel(.comma) else { return nil }
+        return try? SIPNameAddress.parse(first, header: "Contact")
+    }
+
+    /// How many values a list header has (counted, not parsed), stopping past `limit`.
+    func valueCount(_ name: String, limit: Int) -> Int {
+        var count = 0
+        for field in fields where field.name == SIPHeaders.canonicalName(name) {
+            count += field.value[...].countTopLevel(.comma, limit: limit) ?? 1
+            if count > limit { break }
+        }
+        return count
+    }
 
     /// `Record-Route` values, in message order.
     public func recordRoutes() throws(SIPParseError) -> [SIPNameAddress] { try nameAddresses("Record-Route") }

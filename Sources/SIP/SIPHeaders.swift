@@ -93,7 +93,20 @@ public struct SIPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
         fields.insert(SIPHeaderField(name: name, value: value), at: 0)
     }
 
-    mutating func removeLast() { fields.removeLast() }
+    /// Replaces the top `Via` value, leaving the rest of its list as written: linear in the
+    /// fields' size, whatever the number of values (a response copies the list as it came).
+    mutating func replaceTopVia(with value: String) {
+        guard let i = fields.firstIndex(where: { $0.name == "Via" }) else { return }
+        switch fields[i].value[...].splitFirstTopLevel(.comma) {
+        case let (top, rest)? where !top.isEmpty:
+            fields[i].value = rest.map { value + ", " + $0 } ?? value
+        default:
+            // An empty first element or an unterminated quote (rare): rebuild the list in one field.
+            let others = ((try? values("Via")) ?? []).dropFirst()
+            remove("Via")
+            fields.insert(SIPHeaderField(name: "Via", value: ([value] + others).joined(separator: ", ")), at: Swift.min(i, fields.count))
+        }
+    }
 
     /// Removes every field with this name.
     public mutating func remove(_ name: String) {
@@ -134,7 +147,7 @@ public struct SIPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
         "Warning", "Date", "Organization", "Priority", "Call-Info", "Alert-Info", "Error-Info",
         "In-Reply-To", "Content-Disposition", "Content-Language", "MIME-Version", "Authorization",
         "WWW-Authenticate", "Proxy-Authenticate", "Proxy-Authorization", "RSeq", "RAck",
-        "P-Asserted-Identity", "Min-SE",
+        "P-Asserted-Identity", "Min-SE", "Authentication-Info", "Proxy-Authentication-Info",
     ]
 
     private static let canonicalNames: [String: String] = {

@@ -17,6 +17,9 @@ public struct SIPParameters: Sendable, Hashable, Sequence, CustomStringConvertib
 
     public private(set) var parameters: [Parameter] = []
 
+    /// More parameters than this make a URI or header value malformed (work and memory per value stay small).
+    public static let maximumCount = 64
+
     public init() {}
 
     public init(dictionaryLiteral elements: (String, String?)...) {
@@ -69,6 +72,10 @@ public struct SIPParameters: Sendable, Hashable, Sequence, CustomStringConvertib
         let text = text.trimmed
         if text.isEmpty { return result }
         guard text.utf8.first == .semicolon else { throw .badHeaderValue(header) }
+        // Counted before split: real URIs and headers carry a handful.
+        guard let count = text.dropFirst().countTopLevel(.semicolon, limit: maximumCount), count <= maximumCount else {
+            throw .badHeaderValue(header)
+        }
         let parts = try text.dropFirst().splitTopLevel(.semicolon, header: header)
         for part in parts {
             let name: Substring, value: Substring?

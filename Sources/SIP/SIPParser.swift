@@ -14,6 +14,11 @@ public enum SIPParseError: Error, Sendable, Hashable, CustomStringConvertible {
     case badHeaderLine
     /// More header fields than ``SIPParser/maximumHeaderFields``.
     case tooManyHeaders
+    /// More `Via` values than ``SIPParser/maximumViaValues`` (never answered: a response
+    /// would copy them all).
+    case tooManyVias
+    /// A header field (the header's name) longer than ``SIPParser/maximumFieldLength``, folded lines included.
+    case headerTooLong(String)
     /// The header section does not end with an empty line.
     case missingBlankLine
     /// A mandatory header (`Via`, `From`, `To`, `Call-ID`, `CSeq`) is missing.
@@ -38,6 +43,8 @@ public enum SIPParseError: Error, Sendable, Hashable, CustomStringConvertible {
         case .badStatusCode: "bad status code"
         case .badHeaderLine: "bad header line"
         case .tooManyHeaders: "too many header fields"
+        case .tooManyVias: "too many Via values"
+        case .headerTooLong(let name): "\(name) too long"
         case .missingBlankLine: "header section does not end with an empty line"
         case .missingHeader(let name): "missing \(name)"
         case .badHeaderValue(let name): "malformed \(name)"
@@ -80,6 +87,13 @@ public enum SIPParser {
     /// Header fields beyond this make the message malformed (a defence against memory abuse;
     /// real messages carry 10 to 30).
     public static let maximumHeaderFields = 256
+    /// `Via` values beyond this make the message malformed and dropped unanswered: one per
+    /// hop, and 70 is the usual `Max-Forwards`.
+    public static let maximumViaValues = 70
+    /// A header field's value longer than this (in bytes, folded lines joined) is an error: real
+    /// fields are under 1 KB, and the limit keeps what a response copies, and the work a
+    /// field costs, small.
+    public static let maximumFieldLength = 8192
 
     /// What a received datagram is, for the transport layer.
     enum Outcome {
@@ -129,41 +143,18 @@ public enum SIPParser {
 
         // Header fields; the first error is remembered, and collection goes on so that a
         // 400 can still copy the headers it needs.
-        var headers = SIPHeaders()
-        var firstError: SIPParseError?
+        var reader = HeaderReader()
         var sawBlankLine = false
         while let (line, isEmpty) = nextLine() {
             if isEmpty {
                 sawBlankLine = true
                 break
             }
-            if let c = line.utf8.first, c.isLWS {
-                // Folding (RFC 3261 section 7.3.1): continues the previous value.
-                if let last = headers.fields.last {
-                    var field = last
-                    field.value = String((field.value + " " + line)[...].trimmed)
-                    headers.replaceLast(with: field)
-                } else if firstError == nil {
-                    firstError = .badHeaderLine
-                }
-                continue
-            }
-            guard headers.count < maximumHeaderFields else {
-                if firstError == nil { firstError = .tooManyHeaders }
-                continue
-            }
-            guard let colon = line.utf8.firstIndex(of: .colon) else {
-                if firstError == nil { firstError = .badHeaderLine }
-                continue
-            }
-            let name = line[..<colon].trimmed
-            guard name.isToken else {
-                if firstError == nil { firstError = .badHeaderLine }
-                continue
-            }
-            headers.add(String(name), String(line[line.utf8.index(after: colon)...].trimmed))
+            reader.read(line)
         }
+        var (headers, firstError) = reader.finish()
         if !sawBlankLine, firstError == nil { firstError = .missingBlankLine }
+        if let error = checkVias(headers) { return .malformed(error) }
 
         // Body (RFC 3261 section 18.3).
         var body: [UInt8] = []
@@ -194,7 +185,7 @@ public enum SIPParser {
             }
             if error == nil { error = validate(headers, method: method) }
             if let error {
-                return method != .ack && canAnswer(headers) ? .badRequest(error, headers) : .malformed(error)
+                return method != .ack && canAnswer(headers, error) ? .badRequest(error, headers) : .malformed(error)
             }
             return .message(.request(SIPRequest(method: method, uri: uri!, headers: headers, body: body)))
         case .response(let code, let reason):
@@ -204,7 +195,8 @@ public enum SIPParser {
     }
 
     private static func parseStartLine(_ line: String) -> Result<StartLine, SIPParseError> {
-        let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        // On the UTF-8 view: a Character split of a 64 KB line costs milliseconds.
+        let parts = line.utf8.split(separator: .space, maxSplits: 2, omittingEmptySubsequences: false).map(Substring.init)
         if line.utf8.starts(with: "SIP/".utf8) {
             guard parts.count >= 2 else { return .failure(.badStartLine) }
             guard parts[0].equalsIgnoringCase("SIP/2.0") else { return .failure(.unsupportedVersion) }
@@ -241,17 +233,91 @@ public enum SIPParser {
     }
 
     /// Whether a response can be built for these headers: a top `Via` to send it along and
-    /// the fields the client matches it with.
-    private static func canAnswer(_ headers: SIPHeaders) -> Bool {
+    /// the fields the client matches it with, none of them over the length limit (a response
+    /// copies them) and not too many `Via` values.
+    private static func canAnswer(_ headers: SIPHeaders, _ error: SIPParseError) -> Bool {
+        switch error {
+        case .tooManyVias: return false
+        case .headerTooLong(let name) where copiedFields.contains(name): return false
+        default: break
+        }
         guard (try? headers.topVia()) != nil else { return false }
-        return ["From", "To", "Call-ID", "CSeq"].allSatisfy { headers.contains($0) }
+        return copiedFields.allSatisfy { headers.contains($0) }
+    }
+
+    /// What every response copies from its request (RFC 3261 section 8.2.6.2).
+    private static let copiedFields: Set<String> = ["Via", "From", "To", "Call-ID", "CSeq"]
+
+    /// More `Via` values than ``maximumViaValues`` (or a list with an unterminated quote,
+    /// which `topVia` reports later): counted in one pass, without splitting.
+    private static func checkVias(_ headers: SIPHeaders) -> SIPParseError? {
+        var count = 0
+        for field in headers where field.name == "Via" {
+            count += field.value[...].countTopLevel(.comma, limit: maximumViaValues + 1) ?? 1
+            if count > maximumViaValues { return .tooManyVias }
+        }
+        return nil
     }
 }
 
-extension SIPHeaders {
-    /// Replaces the last field (header folding).
-    mutating func replaceLast(with field: SIPHeaderField) {
-        removeLast()
-        add(field)
+/// Collects header fields line by line: folding, the field count and the length limits.
+/// A folded field grows in place, so reading is linear in the message's size.
+private struct HeaderReader {
+    private var headers = SIPHeaders()
+    private var firstError: SIPParseError?
+    /// The field being read (folded lines continue it); nil before the first or after one skipped.
+    private var name: String?
+    private var value = ""
+    /// The last field was dropped (past the count limit): its folded lines go with it.
+    private var skipping = false
+
+    mutating func read(_ line: String) {
+        if let c = line.utf8.first, c.isLWS {
+            // Folding (RFC 3261 section 7.3.1): continues the previous value, LWS as one space.
+            if skipping { return }
+            guard name != nil else { return fail(.badHeaderLine) }
+            let more = line[...].trimmed
+            guard !more.isEmpty else { return }
+            guard value.utf8.count + 1 + more.utf8.count <= SIPParser.maximumFieldLength else {
+                return fail(.headerTooLong(name!), skip: true)
+            }
+            value += " "
+            value += more
+            return
+        }
+        commit()
+        guard headers.count < SIPParser.maximumHeaderFields else { return fail(.tooManyHeaders, skip: true) }
+        guard let colon = line.utf8.firstIndex(of: .colon) else { return fail(.badHeaderLine, skip: true) }
+        let fieldName = line[..<colon].trimmed
+        guard fieldName.isToken, fieldName.utf8.count <= 256 else { return fail(.badHeaderLine, skip: true) }
+        let canonical = SIPHeaders.canonicalName(String(fieldName))
+        let fieldValue = line[line.utf8.index(after: colon)...].trimmed
+        guard fieldValue.utf8.count <= SIPParser.maximumFieldLength else {
+            return fail(.headerTooLong(canonical), skip: true)
+        }
+        name = canonical
+        value = String(fieldValue)
+    }
+
+    /// The fields read, and the first error met.
+    mutating func finish() -> (SIPHeaders, SIPParseError?) {
+        commit()
+        return (headers, firstError)
+    }
+
+    private mutating func commit() {
+        if let name { headers.add(name, value) }
+        name = nil
+        value = ""
+        skipping = false
+    }
+
+    private mutating func fail(_ error: SIPParseError, skip: Bool = false) {
+        if firstError == nil { firstError = error }
+        if skip {
+            name = nil
+            value = ""
+            skipping = true
+        }
     }
 }

@@ -25,6 +25,22 @@ public struct SIPStatistics: Sendable, Hashable {
     public var strayResponses = 0
     /// Requests sent again with credentials after a 401 or 407.
     public var challengesAnswered = 0
+    /// Challenges left unanswered although credentials are configured: a realm they are not
+    /// for, a challenge not from the registrar (for credentials without a realm), or one
+    /// after the retry for a stale nonce (see ``SIPCredentials``).
+    public var challengesDeclined = 0
+    /// Responses to an authenticated request dropped because their `Authentication-Info`
+    /// `rspauth` is wrong (the server does not know the password: not our registrar or proxy).
+    public var badServerAuthentication = 0
+    /// Datagrams dropped unread because their source sent too many (``SIPLimits``).
+    public var rateLimited = 0
+    /// Server transactions forgotten before their time to stay under ``SIPLimits/maximumServerTransactions``.
+    public var serverTransactionsEvicted = 0
+    /// Ended calls forgotten before their time to stay under ``SIPLimits/maximumEndedCalls``.
+    public var endedCallsEvicted = 0
+    /// Requests dropped, or INVITEs refused with 486, because a state limit was reached
+    /// (``SIPLimits/maximumServerTransactions``, ``SIPLimits/maximumIncomingCalls``).
+    public var stateLimitDropped = 0
 
     public init() {}
 }
@@ -80,16 +96,19 @@ public final class SIPUserAgent: Sendable {
         /// call back into the user agent.
         public var answerChangedOffer: OfferAnswerer?
         /// Answers digest challenges (401 and 407) to our requests: INVITE, re-INVITE, BYE,
-        /// OPTIONS and REGISTER are sent again once with credentials (RFC 3261 section 22.2).
-        /// Nil: a challenge fails the request.
+        /// OPTIONS and REGISTER are sent again once with credentials (RFC 3261 section 22.2),
+        /// and once more after a `stale` challenge; only for the realm the credentials are for
+        /// (``SIPCredentials/realm``, or without one the registrar's). Nil: a challenge fails the request.
         public var credentials: SIPCredentials?
+        /// Rate and state limits against hostile or broken peers.
+        public var limits: SIPLimits
         public var logger: Logger
 
         public init(localAddress: SocketAddress, user: String = "callaudio", displayName: String? = nil,
                     advertisedHost: String? = nil, userAgent: String = "CallAudio", timers: SIPTimers = .rfc3261,
                     maximumCalls: Int? = nil,
                     answerChangedOffer: OfferAnswerer? = nil, credentials: SIPCredentials? = nil,
-                    logger: Logger = Logger(label: "callaudio.sip")) {
+                    limits: SIPLimits = .default, logger: Logger = Logger(label: "callaudio.sip")) {
             self.localAddress = localAddress
             self.user = user
             self.displayName = displayName
@@ -99,6 +118,7 @@ public final class SIPUserAgent: Sendable {
             self.maximumCalls = maximumCalls
             self.answerChangedOffer = answerChangedOffer
             self.credentials = credentials
+            self.limits = limits
             self.logger = logger
         }
     }
@@ -209,6 +229,17 @@ public final class SIPUserAgent: Sendable {
 
     /// The counters so far.
     public var statistics: SIPStatistics { core.withState { $0.statistics } }
+
+    /// How much state the agent keeps (tests check the limits with it).
+    var stateCounts: (servers: Int, clients: Int, calls: Int, dialogs: Int) {
+        core.withState { ($0.servers.count, $0.clients.count, $0.calls.count, $0.dialogs.count) }
+    }
+
+    /// Handles `bytes` as if they had arrived from `source`, on the caller's thread (a bench
+    /// times the work one datagram costs with it; responses go to `source`).
+    func receive(_ bytes: [UInt8], from source: SocketAddress) {
+        core.withState { $0.receive(bytes, from: source, truncated: false) }
+    }
 
     /// Ends every call (a best-effort BYE, CANCEL or 480 sent once; each call's events end with
     /// ``SIPCallEndReason/shutdown``), finishes ``incomingCalls`` and stops the network thread

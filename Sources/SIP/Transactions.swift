@@ -167,16 +167,23 @@ struct ServerTransaction {
     /// Whether a final response has been sent.
     private(set) var hasFinalResponse = false
     private var interval: Duration
+    /// Bytes that may still be sent on our own initiative (Timer G, and the UAS core's 2xx
+    /// retransmissions): 11 times the request's size less what was sent, so a request with a
+    /// spoofed source reflects at most 11 times its size however large the responses.
+    private(set) var reflectionBudget: Int
 
-    init(method: SIPMethod, timers: SIPTimers) {
+    /// - Parameter requestSize: the request's size in bytes, for ``reflectionBudget`` (nil: no budget).
+    init(method: SIPMethod, timers: SIPTimers, requestSize: Int? = nil) {
         isInvite = method == .invite
         self.timers = timers
         state = isInvite ? .proceeding : .trying
         interval = timers.t1
+        reflectionBudget = requestSize.map { 11 * $0 } ?? .max
     }
 
     /// The TU sends a response.
     mutating func send(status: Int, bytes: [UInt8]) -> [TransactionAction] {
+        reflectionBudget -= bytes.count
         switch (isInvite, state) {
         case (true, .proceeding):
             if status < 200 {
@@ -189,9 +196,13 @@ struct ServerTransaction {
                 return [.transmit(bytes, retransmission: false), .startTimer(.l, timers.transactionTimeout)]
             }
             state = .completed
+            // Timer G only after a provisional: before one, the client still retransmits its
+            // INVITE (Timer A) and each copy gets the response again, so a refusal sent at
+            // once costs one response per request, not eleven to a spoofed source.
+            let retransmit = lastResponse != nil
             lastResponse = bytes
-            return [.transmit(bytes, retransmission: false), .startTimer(.g, timers.t1),
-                    .startTimer(.h, timers.transactionTimeout)]
+            return [.transmit(bytes, retransmission: false)] + (retransmit ? [.startTimer(.g, timers.t1)] : [])
+                + [.startTimer(.h, timers.transactionTimeout)]
         case (false, .trying), (false, .proceeding):
             lastResponse = bytes
             if status < 200 {
@@ -236,7 +247,8 @@ struct ServerTransaction {
         switch (timer, state) {
         case (.g, .completed):
             interval = min(interval * 2, timers.t2)
-            guard let lastResponse else { return [] }
+            guard let lastResponse, lastResponse.count <= reflectionBudget else { return [] }  // H still ends it
+            reflectionBudget -= lastResponse.count
             return [.transmit(lastResponse, retransmission: true), .startTimer(.g, interval)]
         case (.h, .completed):
             state = .terminated

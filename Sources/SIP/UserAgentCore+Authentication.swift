@@ -1,30 +1,38 @@
 import Logging
+import RTP
 
 // Digest authentication of our requests (RFC 3261 sections 22.2 and 22.3): a 401 or 407 is
 // answered by sending the request again, with credentials for each realm that challenged,
-// in a new client transaction with the next CSeq.
+// in a new client transaction with the next CSeq. A digest response lets the challenger try
+// passwords offline, so only the realm the credentials are for is answered (see
+// `SIPCredentials`), at most twice per request, and a server's `rspauth` is checked.
 
 extension CoreState {
     /// Sends the request `response` challenged again with credentials, for the same owner.
     ///
+    /// - Parameter source: where the challenge came from (credentials without a realm answer
+    ///   only the registrar's address).
     /// - Returns: false when the challenge stands as the request's final response: no
-    ///   credentials, no Digest challenge we can answer, a CANCEL or ACK (never challenged), a
-    ///   call cancelled meanwhile, or credentials refused (the request already answered this
-    ///   realm's challenge and the new one is not marked stale).
-    mutating func retryWithCredentials(_ response: SIPResponse, key: ClientKey, owner: ClientOwner) -> Bool {
+    ///   credentials, no Digest challenge we may answer, a CANCEL or ACK (never challenged), a
+    ///   call cancelled meanwhile, or credentials refused (a second challenge not marked stale,
+    ///   or a third of any kind).
+    mutating func retryWithCredentials(_ response: SIPResponse, key: ClientKey, owner: ClientOwner,
+                                       from source: SocketAddress?) -> Bool {
         let proxy = response.statusCode == 407
         guard response.statusCode == 401 || proxy, let credentials = env.configuration.credentials,
               let record = clients[key] else { return false }
         var request = record.transaction.request
-        let field = proxy ? "Proxy-Authorization" : "Authorization"
-        let challenges = response.headers.digestChallenges(proxy: proxy)
-            .filter { credentials.realm == nil || credentials.realm == $0.realm }
+        let offered = response.headers.digestChallenges(proxy: proxy)
+        let challenges = offered.filter { mayAnswer($0, credentials: credentials, owner: owner, from: source) }
         guard !challenges.isEmpty else {
-            logger.info("SIP: \(request.method) challenged with no Digest challenge we can answer")
+            if !offered.isEmpty { statistics.challengesDeclined += 1 }
+            logger.info("SIP: \(request.method) challenged for \(offered.map(\.realm)) from \(source.map(String.init(describing:)) ?? "?"): not answered")
             return false
         }
-        let answered = Set(((try? request.headers.values(field)) ?? []).compactMap { DigestChallenge.parse($0)?.realm })
-        if challenges.contains(where: { answered.contains($0.realm) && !$0.stale }) {
+        // One retry per challenge: the first, and one more when the nonce was only stale.
+        let retries = record.authenticationRetries
+        guard retries == 0 || (retries == 1 && challenges.allSatisfy(\.stale)) else {
+            if retries > 1 { statistics.challengesDeclined += 1 }
             logger.warning("SIP: \(request.method) credentials refused by realm \(challenges[0].realm)")
             return false
         }
@@ -32,6 +40,7 @@ extension CoreState {
             return false
         }
 
+        let field = proxy ? "Proxy-Authorization" : "Authorization"
         var headers = SIPHeaders()
         let realms = Set(challenges.map(\.realm))
         for existing in request.headers.dropFirst() {  // the top Via is replaced below
@@ -42,15 +51,35 @@ extension CoreState {
         headers.prepend("Via", makeVia(localHost: via.host))
         headers.set("CSeq", "\(sequence) \(request.method)")
         let uri = request.uri.description
-        for challenge in challenges {
-            headers.add(field, challenge.authorization(credentials: credentials, method: request.method.rawValue, uri: uri,
-                                                       body: request.body, cnonce: randomToken()))
+        let answers = challenges.map {
+            $0.answer(credentials: credentials, method: request.method.rawValue, uri: uri, body: request.body,
+                      cnonce: randomToken())
         }
+        for answer in answers { headers.add(field, answer.header) }
         request.headers = headers
 
         let newKey = startClient(request, to: record.destination, owner: owner)
+        clients[newKey]?.authenticationRetries = retries + 1
+        clients[newKey]?.digests = record.digests.filter { $0.proxy != proxy } + answers.map { ($0, proxy) }
         statistics.challengesAnswered += 1
         logger.info("SIP: \(request.method) sent again with credentials for \(challenges.map(\.realm).joined(separator: ", "))")
+        adopt(newKey, replacing: key, request: request, owner: owner)
+        return true
+    }
+
+    /// Whether credentials may answer `challenge` (see ``SIPCredentials``): their realm, or
+    /// without one the registrar's, from the registrar's address, learned from the first
+    /// challenge to a REGISTER from there.
+    private mutating func mayAnswer(_ challenge: DigestChallenge, credentials: SIPCredentials, owner: ClientOwner,
+                                    from source: SocketAddress?) -> Bool {
+        if let realm = credentials.realm { return challenge.realm == realm }
+        guard let record = registration, let source, source == record.destination else { return false }
+        if record.realm == nil, case .register = owner { registration!.realm = challenge.realm }
+        return registration!.realm == challenge.realm
+    }
+
+    /// The retried request's transaction takes the place of the challenged one.
+    private mutating func adopt(_ newKey: ClientKey, replacing key: ClientKey, request: SIPRequest, owner: ClientOwner) {
         switch owner {
         case .invite(let callKey):
             calls[callKey]!.invite = request
@@ -64,6 +93,23 @@ extension CoreState {
             registration?.key = newKey
         case .bye, .cancel, .none:
             break
+        }
+    }
+
+    /// Whether a response to an authenticated request may be believed: its `rspauth`, when
+    /// it has one, must prove the server knows the password (else it is dropped and counted;
+    /// the transaction goes on as if it had not come).
+    mutating func serverAuthenticationHolds(_ response: SIPResponse, key: ClientKey) -> Bool {
+        guard let digests = clients[key]?.digests, !digests.isEmpty else { return true }
+        for (name, proxy) in [("Authentication-Info", false), ("Proxy-Authentication-Info", true)] {
+            guard let info = response.headers[name] else { continue }
+            let ours = digests.filter { $0.proxy == proxy }.map(\.answer)
+            guard !ours.isEmpty else { continue }
+            if !ours.contains(where: { $0.verifies(info, responseBody: response.body) }) {
+                statistics.badServerAuthentication += 1
+                logger.warning("SIP: dropped a \(response.statusCode) to \(key.method) with a wrong rspauth")
+                return false
+            }
         }
         return true
     }

@@ -78,9 +78,10 @@ extension CoreState {
     private func unansweredIncoming(_ callKey: CallKey) -> (CallRecord, ServerKey, SIPRequest)? {
         guard let call = calls[callKey], call.direction == .incoming,
               call.phase == .incoming || call.phase == .ringing,
-              let key = call.serverKey, let record = servers[key], !record.transaction.hasFinalResponse
+              let key = call.serverKey, let record = servers[key], !record.transaction.hasFinalResponse,
+              let request = record.request
         else { return nil }
-        return (call, key, record.request)
+        return (call, key, request)
     }
 
     private func invalidState(_ callKey: CallKey) -> SIPError {
@@ -93,7 +94,16 @@ extension CoreState {
         calls[callKey]!.setPhase(.ended(reason))
         call.events.yield(.ended(reason))
         call.events.finish()
+        activeCalls -= 1
+        if call.direction == .incoming { activeIncomingCalls -= 1 }
         schedule(timers.transactionTimeout, .call(callKey, .linger))
+        endedCalls.append(callKey)
+        while calls.count - activeCalls > limits.maximumEndedCalls, let oldest = endedCalls.popFirst() {
+            guard oldest != callKey, calls[oldest]?.phase.isEnded == true else { continue }  // callers still use this one
+            forget(oldest)
+            statistics.endedCallsEvicted += 1
+        }
+        if endedCalls.count > 2 * limits.maximumEndedCalls { endedCalls.compact { calls[$0] != nil } }
         logger.info("SIP: call \(call.dialog?.id.callID ?? "?") ended: \(reason)")
     }
 
@@ -101,7 +111,9 @@ extension CoreState {
         guard let call = calls[callKey] else { return }
         switch timer {
         case .retransmit2xx(let sequence):
-            guard var pending = call.pending2xx, pending.sequence == sequence else { return }
+            guard var pending = call.pending2xx, pending.sequence == sequence, pending.bytes.count <= pending.budget
+            else { return }
+            pending.budget -= pending.bytes.count
             send(pending.bytes, to: pending.destination, retransmission: true)
             pending.interval = min(pending.interval * 2, timers.t2)
             calls[callKey]!.pending2xx = pending
@@ -111,7 +123,7 @@ extension CoreState {
             // No ACK: the dialog is confirmed but the session ends with a BYE (section 13.3.1.4).
             calls[callKey]!.pending2xx = nil
             logger.warning("SIP: no ACK for the 2xx of call \(call.dialog?.id.callID ?? "?"); sending BYE")
-            sendBYE(callKey)
+            if pending.budget >= 0 { sendBYEOnce(callKey) }  // its size was kept out of the budget
             end(callKey, .failed(status: 408, reason: "No ACK"))
         case .cancelTimeout:
             guard !call.phase.isEnded else { return }
@@ -120,9 +132,16 @@ extension CoreState {
         case .retryReinvite:
             retryReinvite(callKey)
         case .linger:
-            if let id = call.dialog?.id, dialogs[id] == callKey { dialogs[id] = nil }
-            calls[callKey] = nil
+            forget(callKey)
         }
+    }
+
+    /// Removes an ended call and what finds it.
+    private mutating func forget(_ callKey: CallKey) {
+        guard let call = calls.removeValue(forKey: callKey), let dialog = call.dialog else { return }
+        if dialogs[dialog.id] == callKey { dialogs[dialog.id] = nil }
+        let caller = CallerID(callID: dialog.id.callID, fromTag: dialog.id.remoteTag)
+        if callers[caller] == callKey { callers[caller] = nil }
     }
 
     /// Ends every call with one best-effort message, fails waiting OPTIONS, stops everything.

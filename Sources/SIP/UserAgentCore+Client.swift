@@ -5,7 +5,7 @@ import RTP
 // requests out, responses back through their client transaction to the call.
 
 extension CoreState {
-    mutating func handleResponse(_ response: SIPResponse) {
+    mutating func handleResponse(_ response: SIPResponse, from source: SocketAddress) {
         guard let via = try? response.headers.topVia(), let branch = via.branch,
               let cseq = try? response.headers.cseq()
         else {
@@ -18,12 +18,13 @@ extension CoreState {
             logger.debug("SIP: dropped a \(response.statusCode) that matches no transaction")
             return
         }
-        runClient(key, clients[key]!.transaction.receive(response))
+        guard serverAuthenticationHolds(response, key: key) else { return }
+        runClient(key, clients[key]!.transaction.receive(response), from: source)
     }
 
-    mutating func clientDelivered(_ response: SIPResponse, owner: ClientOwner, key: ClientKey) {
+    mutating func clientDelivered(_ response: SIPResponse, owner: ClientOwner, key: ClientKey, from source: SocketAddress?) {
         if response.statusCode == 401 || response.statusCode == 407,
-           retryWithCredentials(response, key: key, owner: owner) { return }
+           retryWithCredentials(response, key: key, owner: owner, from: source) { return }
         switch owner {
         case .invite(let callKey):
             inviteResponse(response, callKey: callKey)
@@ -146,6 +147,25 @@ extension CoreState {
         calls[callKey]!.dialog = dialog
     }
 
+    /// A BYE sent once, outside any transaction: for a peer that never acknowledged our 2xx
+    /// (its address may be spoofed), which must not get Timer E's eleven copies. Its response
+    /// is a stray one.
+    mutating func sendBYEOnce(_ callKey: CallKey) {
+        guard let call = calls[callKey], let (bytes, dialog) = oneShotBYE(callKey) else { return }
+        calls[callKey]!.dialog = dialog
+        send(bytes, to: destination(of: dialog, fallback: call.peer))
+    }
+
+    /// The BYE ``sendBYEOnce(_:)`` would send, and the dialog after it (its size is reserved
+    /// out of the 2xx's reflection budget).
+    func oneShotBYE(_ callKey: CallKey) -> ([UInt8], Dialog)? {
+        guard let call = calls[callKey], var dialog = call.dialog else { return nil }
+        var bye = dialog.makeRequest(.bye)
+        bye.headers.prepend("Via", makeVia(localHost: call.localHost))
+        bye.headers.add("User-Agent", env.configuration.userAgent)
+        return (bye.serialized(), dialog)
+    }
+
     private mutating func sendBYE(in dialog: inout Dialog, peer: SocketAddress, localHost: String, owner: ClientOwner) {
         var bye = dialog.makeRequest(.bye)
         bye.headers.prepend("Via", makeVia(localHost: localHost))
@@ -204,6 +224,7 @@ extension CoreState {
         call.invite = request
         call.localBody = offer
         calls[callKey] = call
+        activeCalls += 1
         calls[callKey]!.inviteKey = startClient(request, to: destination, owner: .invite(callKey))
         logger.info("SIP: calling \(target) at \(destination)")
         return .success(NewCallInfo(key: callKey, direction: .outgoing, callID: callID, remote: remote, local: local,

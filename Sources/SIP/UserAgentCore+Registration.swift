@@ -27,6 +27,9 @@ struct RegistrationRecord: Sendable {
     /// Refresh timers of older generations are ignored.
     var generation: UInt64 = 0
     var retriedMinExpires = false
+    /// The registrar's realm, from the first challenge to our REGISTER that came from its
+    /// address: credentials without a realm answer this one only (``SIPCredentials``).
+    var realm: String?
     /// `register` and `unregister` calls waiting for the outcome of the last lifetime asked for.
     var waiters: [CheckedContinuation<Result<Int, SIPError>, Never>] = []
 }

@@ -54,7 +54,7 @@ extension CoreState {
             }
             guard call.reinviteKey == key else { return }
             // A 2xx refreshes the remote target (section 12.2.1.2).
-            if let target = try? response.headers.contacts().first?.uri { dialog.remoteTarget = target }
+            if let target = response.headers.firstContact?.uri { dialog.remoteTarget = target }
             var ack = dialog.makeRequest(.ack, sequence: cseq.sequence)
             ack.headers.prepend("Via", makeVia(localHost: call.localHost))
             ack.headers.add("User-Agent", env.configuration.userAgent)

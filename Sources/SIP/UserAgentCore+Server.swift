@@ -4,8 +4,12 @@ import RTP
 // The UAS side of the user agent core (RFC 3261 sections 8.2, 9.2, 12.2.2, 13.3, 15.1.2):
 // requests in, to a server transaction and then to a call, a dialog or an answer.
 
+/// Record-Route values beyond this in an INVITE get 400: a route set per proxy on the way.
+let maximumRouteSet = 32
+
 extension CoreState {
-    mutating func handleRequest(_ request: SIPRequest, from source: SocketAddress) {
+    /// - Parameter size: the datagram's size (what responses to it may add up to is bounded by it).
+    mutating func handleRequest(_ request: SIPRequest, from source: SocketAddress, size: Int) {
         // The parser checked Via, CSeq and Call-ID; this keeps the network path free of traps anyway.
         guard let via = try? request.headers.topVia(), (try? request.headers.cseq()) != nil,
               (try? request.headers.callID()) != nil
@@ -13,7 +17,8 @@ extension CoreState {
             statistics.malformedDropped += 1
             return
         }
-        guard let branch = via.branch, !branch.isEmpty else {
+        // A transaction key is kept (and captured by its timers) for 64 × T1: keep it short.
+        guard let branch = via.branch, !branch.isEmpty, branch.utf8.count <= 256, via.sentBy.utf8.count <= 256 else {
             if request.method == .ack {
                 statistics.malformedDropped += 1
             } else {
@@ -34,7 +39,12 @@ extension CoreState {
             runServer(key, servers[key]!.transaction.receiveRetransmission())
             return
         }
-        servers[key] = ServerRecord(transaction: ServerTransaction(method: request.method, timers: timers),
+        guard makeRoomForServerTransaction() else {
+            statistics.stateLimitDropped += 1
+            logger.debug("SIP: dropped a \(request.method) from \(source): too many server transactions")
+            return
+        }
+        servers[key] = ServerRecord(transaction: ServerTransaction(method: request.method, timers: timers, requestSize: size),
                                     request: stamped, destination: responseDestination(via: via, source: source))
 
         switch request.method {
@@ -56,7 +66,9 @@ extension CoreState {
         // Extensions the client requires (section 8.2.2.3): we support none.
         let required = request.headers.tokens("Require")
         if !required.isEmpty {
-            respond(key, status: 420, extraHeaders: ["Unsupported": required.joined(separator: ", ")])
+            // A few of them: a response must not grow with what the request lists.
+            let unsupported = required.prefix(8).map { String($0.prefix(64)) }.joined(separator: ",")
+            respond(key, status: 420, extraHeaders: ["Unsupported": unsupported])
             return
         }
 
@@ -104,9 +116,9 @@ extension CoreState {
         case .bye:
             respond(key, status: 200)
             if call.direction == .incoming, let inviteKey = call.serverKey, let invite = servers[inviteKey],
-               !invite.transaction.hasFinalResponse {
+               !invite.transaction.hasFinalResponse, let inviteRequest = invite.request {
                 // BYE on an early dialog: the INVITE ends with 487 (section 15.1.2).
-                respond(inviteKey, makeResponse(to: invite.request, status: 487, toTag: call.localTag))
+                respond(inviteKey, makeResponse(to: inviteRequest, status: 487, toTag: call.localTag))
             }
             calls[callKey]!.pending2xx = nil
             end(callKey, .hungUp(byRemote: true))
@@ -132,7 +144,7 @@ extension CoreState {
             respond(key, status: 488, toTag: call.localTag)
             return
         }
-        if let target = try? request.headers.contacts().first?.uri { dialog.remoteTarget = target }
+        if let target = request.headers.firstContact?.uri { dialog.remoteTarget = target }
         calls[callKey]!.dialog = dialog
         if request.body.isEmpty {
             // No offer (section 14.2): ours is our last description, and the answer comes in the ACK.
@@ -168,8 +180,8 @@ extension CoreState {
             return
         }
         // Merged requests (section 8.2.2.2): the same INVITE by another path.
-        if calls.values.contains(where: { $0.direction == .incoming && $0.dialog?.id.callID == callID
-            && $0.dialog?.id.remoteTag == fromTag && $0.dialog?.remoteSequence == cseq.sequence }) {
+        let caller = CallerID(callID: callID, fromTag: fromTag)
+        if let existing = callers[caller], calls[existing]?.dialog?.remoteSequence == cseq.sequence {
             respond(key, status: 482)
             return
         }
@@ -178,12 +190,21 @@ extension CoreState {
             respond(key, status: 415, extraHeaders: ["Accept": "application/sdp"])
             return
         }
-        guard let contact = try? request.headers.contacts(), contact.count == 1 else {
+        // Counted before parsed: one Contact, and a route set the dialog can keep for the call's life.
+        guard request.headers.valueCount("Contact", limit: 1) == 1, request.headers.firstContact != nil else {
             respond(key, status: 400, reason: "Bad Contact")
             return
         }
-        if let limit = env.configuration.maximumCalls,
-           calls.values.count(where: { !$0.phase.isEnded }) >= limit {
+        guard request.headers.valueCount("Record-Route", limit: maximumRouteSet) <= maximumRouteSet else {
+            respond(key, status: 400, reason: "Too Many Routes")
+            return
+        }
+        if let limit = env.configuration.maximumCalls, activeCalls >= limit {
+            respond(key, status: 486)
+            return
+        }
+        if activeIncomingCalls >= limits.maximumIncomingCalls {
+            statistics.stateLimitDropped += 1
             respond(key, status: 486)
             return
         }
@@ -205,6 +226,10 @@ extension CoreState {
         call.remoteBody = offer
         calls[callKey] = call
         dialogs[dialog.id] = callKey
+        callers[caller] = callKey
+        servers[key]?.callKey = callKey
+        activeCalls += 1
+        activeIncomingCalls += 1
 
         respond(key, makeResponse(to: request, status: 100))
         pendingIncoming.append(NewCallInfo(key: callKey, direction: .incoming, callID: callID, remote: dialog.remote,
@@ -221,11 +246,11 @@ extension CoreState {
             respond(key, status: 481)
             return
         }
-        let callKey = calls.values.first { $0.serverKey == inviteKey }?.key
+        let callKey = invite.callKey
         let tag = callKey.flatMap { calls[$0]?.localTag }
         respond(key, status: 200, toTag: tag)
-        guard !invite.transaction.hasFinalResponse else { return }
-        respond(inviteKey, makeResponse(to: invite.request, status: 487, toTag: tag ?? randomToken()))
+        guard !invite.transaction.hasFinalResponse, let inviteRequest = invite.request else { return }
+        respond(inviteKey, makeResponse(to: inviteRequest, status: 487, toTag: tag ?? randomToken()))
         if let callKey { end(callKey, .cancelled(byRemote: true)) }
     }
 
@@ -280,9 +305,12 @@ extension CoreState {
             response.headers.add("Content-Type", body.contentType)
             response.body = body.bytes
         }
-        guard let bytes = respond(key, response), let destination = servers[key]?.destination else { return }
-        calls[callKey]!.pending2xx = Pending2xx(bytes: bytes, destination: destination,
-                                                sequence: sequence, interval: timers.t1, isInitial: isInitial)
+        guard let bytes = respond(key, response), let record = servers[key] else { return }
+        // The retransmissions, and the BYE that a missing ACK sends, share the reflection budget.
+        let reserve = oneShotBYE(callKey)?.0.count ?? 0
+        calls[callKey]!.pending2xx = Pending2xx(bytes: bytes, destination: record.destination, sequence: sequence,
+                                                interval: timers.t1, isInitial: isInitial,
+                                                budget: record.transaction.reflectionBudget - reserve)
         schedule(timers.t1, .call(callKey, .retransmit2xx(sequence)))
         schedule(timers.transactionTimeout, .call(callKey, .ackTimeout(sequence)))
     }

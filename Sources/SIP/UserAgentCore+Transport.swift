@@ -17,6 +17,11 @@ extension CoreState {
     mutating func receive(_ bytes: [UInt8], from source: SocketAddress, truncated: Bool) {
         guard !closed else { return }
         statistics.datagramsReceived += 1
+        // Before any parsing: a flooding source costs a dictionary lookup per datagram.
+        guard rateLimiter.admit(source.host, now: .now) else {
+            statistics.rateLimited += 1
+            return
+        }
         if truncated {
             statistics.malformedDropped += 1
             logger.debug("SIP: dropped a truncated datagram from \(source)")
@@ -35,10 +40,10 @@ extension CoreState {
             answerMalformed(error, headers: headers, from: source)
         case .message(.request(let request)):
             statistics.messagesReceived += 1
-            handleRequest(request, from: source)
+            handleRequest(request, from: source, size: bytes.count)
         case .message(.response(let response)):
             statistics.messagesReceived += 1
-            handleResponse(response)
+            handleResponse(response, from: source)
         }
     }
 
@@ -58,7 +63,8 @@ extension CoreState {
         for name in ["From", "Call-ID", "CSeq"] { response.add(name, headers[name] ?? "") }
         let to = headers["To"] ?? ""
         response.add("To", to.contains(";tag=") ? to : to + ";tag=" + randomToken())
-        response.add("Warning", "399 \(env.advertisedHost(toward: source)) \(quotedString(error.description))")
+        // The reason may quote the request (a scheme, a header name): a short prefix of it.
+        response.add("Warning", "399 \(env.advertisedHost(toward: source)) \(quotedString(String(error.description.prefix(100))))")
         response.add("User-Agent", env.configuration.userAgent)
         statistics.badRequestsAnswered += 1
         logger.debug("SIP: answered \(status) to a malformed request from \(source): \(error)")
@@ -71,12 +77,8 @@ extension CoreState {
         var via = via
         if via.host != source.host || via.rport != nil { via.parameters["received"] = source.host }
         if via.rport != nil { via.parameters["rport"] = String(source.port) }
-        var values = (try? headers.values("Via")) ?? []
-        guard !values.isEmpty else { return headers }
-        values[0] = via.description
         var out = headers
-        out.remove("Via")
-        for value in values.reversed() { out.prepend("Via", value) }
+        out.replaceTopVia(with: via.description)
         return out
     }
 
@@ -121,7 +123,9 @@ extension CoreState {
         return key
     }
 
-    mutating func runClient(_ key: ClientKey, _ actions: [TransactionAction]) {
+    /// Performs a client transaction's actions; `source` is where the response that caused
+    /// them came from.
+    mutating func runClient(_ key: ClientKey, _ actions: [TransactionAction], from source: SocketAddress? = nil) {
         guard let record = clients[key] else { return }
         for action in actions {
             switch action {
@@ -130,7 +134,7 @@ extension CoreState {
             case .startTimer(let timer, let delay):
                 schedule(delay, .client(key, timer))
             case .deliver(let response):
-                clientDelivered(response, owner: record.owner, key: key)
+                clientDelivered(response, owner: record.owner, key: key, from: source)
             case .timedOut:
                 clientTimedOut(owner: record.owner, key: key)
             case .absorbed:
@@ -150,7 +154,7 @@ extension CoreState {
             case .startTimer(let timer, let delay):
                 schedule(delay, .server(key, timer))
             case .timedOut:
-                logger.info("SIP: no ACK for the final response to \(record.request.method) (Timer H)")
+                logger.debug("SIP: no ACK for the final response to \(record.method) (Timer H)")
             case .absorbed:
                 statistics.retransmissionsAbsorbed += 1
             case .terminated:
@@ -168,15 +172,36 @@ extension CoreState {
     mutating func respond(_ key: ServerKey, _ response: SIPResponse) -> [UInt8]? {
         guard servers[key] != nil else { return nil }
         let bytes = response.serialized()
+        let wasFinal = servers[key]!.transaction.hasFinalResponse
         runServer(key, servers[key]!.transaction.send(status: response.statusCode, bytes: bytes))
+        if !wasFinal, let record = servers[key], record.transaction.hasFinalResponse {
+            // Answered: forgettable under the limit, and a non-INVITE request is no longer needed.
+            if record.method != .invite { servers[key]!.request = nil }
+            answeredServers.append(key)
+            if answeredServers.count > 2 * limits.maximumServerTransactions {
+                answeredServers.compact { servers[$0]?.transaction.hasFinalResponse == true }
+            }
+        }
         return bytes
+    }
+
+    /// Makes room for one more server transaction under ``SIPLimits/maximumServerTransactions``
+    /// by forgetting the oldest answered ones; false when every one is still unanswered.
+    mutating func makeRoomForServerTransaction() -> Bool {
+        while servers.count >= limits.maximumServerTransactions {
+            guard let oldest = answeredServers.popFirst() else { return false }
+            guard servers[oldest]?.transaction.hasFinalResponse == true else { continue }
+            servers[oldest] = nil
+            statistics.serverTransactionsEvicted += 1
+        }
+        return true
     }
 
     /// Responds to the request of a server transaction with a plain response.
     mutating func respond(_ key: ServerKey, status: Int, reason: String? = nil, toTag: String? = nil,
                           extraHeaders: SIPHeaders = SIPHeaders()) {
-        guard let record = servers[key] else { return }
-        var response = makeResponse(to: record.request, status: status, reason: reason, toTag: toTag ?? randomToken())
+        guard let request = servers[key]?.request else { return }
+        var response = makeResponse(to: request, status: status, reason: reason, toTag: toTag ?? randomToken())
         for field in extraHeaders { response.headers.add(field) }
         respond(key, response)
     }

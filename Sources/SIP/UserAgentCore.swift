@@ -39,14 +39,37 @@ struct ClientRecord: Sendable {
     var transaction: ClientTransaction
     let destination: SocketAddress
     let owner: ClientOwner
+    /// How many times this request was sent again with credentials (at most 2: once, and
+    /// once more for a stale nonce).
+    var authenticationRetries = 0
+    /// The digest answers it carries, to check the server's `rspauth` with.
+    var digests: [(answer: DigestAnswer, proxy: Bool)] = []
 }
 
 struct ServerRecord: Sendable {
     var transaction: ServerTransaction
-    /// The request, with `received`/`rport` added to its top Via (responses copy it).
-    let request: SIPRequest
+    let method: SIPMethod
+    /// The request, with `received`/`rport` added to its top Via (responses copy it); dropped
+    /// once a non-INVITE request has its final response (retransmissions get its bytes).
+    var request: SIPRequest?
     /// Where responses go (RFC 3261 section 18.2.2, RFC 3581).
     let destination: SocketAddress
+    /// The incoming call an INVITE started.
+    var callKey: CallKey?
+
+    init(transaction: ServerTransaction, request: SIPRequest, destination: SocketAddress) {
+        self.transaction = transaction
+        method = request.method
+        self.request = request
+        self.destination = destination
+    }
+}
+
+/// What identifies an incoming INVITE whatever path it took: its Call-ID and From tag
+/// (merged requests, RFC 3261 section 8.2.2.2).
+struct CallerID: Sendable, Hashable {
+    var callID: String
+    var fromTag: String
 }
 
 /// Timers of the user agent core (not of a transaction).
@@ -79,6 +102,9 @@ struct Pending2xx: Sendable {
     var interval: Duration
     /// For the call's first INVITE (not a re-INVITE): its ACK confirms the call.
     let isInitial: Bool
+    /// Bytes its retransmissions may still send (the transaction's reflection budget, less
+    /// the BYE a missing ACK sends): past it they stop, and a missing ACK ends the call as usual.
+    var budget: Int
     /// For a re-INVITE without an offer: the 2xx carried our offer, and the ACK brings the answer.
     var awaitsAnswer = false
 }
@@ -187,6 +213,16 @@ struct CoreState: Sendable {
     var servers: [ServerKey: ServerRecord] = [:]
     var calls: [CallKey: CallRecord] = [:]
     var dialogs: [DialogID: CallKey] = [:]
+    /// Incoming calls by their INVITE's Call-ID and From tag.
+    var callers: [CallerID: CallKey] = [:]
+    /// Calls not ended, and how many of them are incoming (the limits count them).
+    var activeCalls = 0
+    var activeIncomingCalls = 0
+    /// Server transactions with a final response, and ended calls, oldest first: what the
+    /// limits forget first.
+    var answeredServers = KeyQueue<ServerKey>()
+    var endedCalls = KeyQueue<CallKey>()
+    var rateLimiter: SourceRateLimiter
     var optionsWaiters: [ClientKey: CheckedContinuation<Result<SIPResponse, SIPError>, Never>] = [:]
     /// Our binding at a registrar, from the first REGISTER until it is removed.
     var registration: RegistrationRecord?
@@ -197,9 +233,13 @@ struct CoreState: Sendable {
     var pendingTimers: [(Duration, TimerEvent)] = []
     var pendingIncoming: [NewCallInfo] = []
 
-    init(env: CoreEnvironment) { self.env = env }
+    init(env: CoreEnvironment) {
+        self.env = env
+        rateLimiter = SourceRateLimiter(limits: env.configuration.limits)
+    }
 
     var timers: SIPTimers { env.timers }
+    var limits: SIPLimits { env.configuration.limits }
     var logger: Logger { env.logger }
 
     mutating func schedule(_ delay: Duration, _ event: TimerEvent) {

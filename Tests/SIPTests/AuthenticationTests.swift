@@ -197,9 +197,10 @@ import TestSupport
         #expect(try await granted == 300)
     }
 
-    /// A proxy's 407 to our INVITE: the INVITE again with the next CSeq, in the same call.
+    /// A proxy's 407 to our INVITE: the INVITE again with the next CSeq, in the same call
+    /// (credentials for the proxy's realm: without a realm, only a registrar's is answered).
     @Test func inviteChallengedByAProxyIsSentAgainAndTheCallGoesOn() async throws {
-        let agent = try Self.agent()
+        let agent = try Self.agent(credentials: SIPCredentials(username: "alice", password: "secret", realm: "proxy"))
         defer { agent.close() }
         let proxy = try RawPeer()
         let call = try agent.invite(to: SIPURI(user: "bob", host: "127.0.0.1", port: proxy.port), offer: opusSDP(port: 4000))

@@ -57,6 +57,9 @@ struct MalformedInputTests {
         ("negative Content-Length", sipText([invite] + validHeaders + ["Content-Length: -1"]), .badContentLength, true),
         ("huge Content-Length", sipText([invite] + validHeaders + ["Content-Length: 99999999999999999999"]), .badContentLength, true),
         ("huge header count", sipText([invite] + validHeaders + Array(repeating: "X-Filler: 1", count: 10_000)), .tooManyHeaders, true),
+        ("too many Via values", sipText([invite] + validHeaders + Array(repeating: "Via: SIP/2.0/UDP h;branch=z9hG4bKv", count: 70)), .tooManyVias, false),
+        ("field too long", sipText([invite] + validHeaders + ["X-Long: " + String(repeating: "x", count: 9_000)]), .headerTooLong("X-Long"), true),
+        ("From too long to copy", sipText([invite] + headers(without: "From", replacement: "From: <sip:a@h>;tag=" + String(repeating: "1", count: 9_000))), .headerTooLong("From"), false),
         ("malformed ACK is never answered", sipText(["ACK sip:b@127.0.0.1 SIP/2.0"] + headers(without: "CSeq", replacement: "CSeq: 1 INVITE")), .cseqMethodMismatch, false),
     ]
 

@@ -13,9 +13,11 @@ extension SIPTimers {
 
 /// A user agent on 127.0.0.1 with a free port.
 func makeAgent(user: String = "test", timers: SIPTimers = .fast, maximumCalls: Int? = nil,
-               answerChangedOffer: SIPUserAgent.OfferAnswerer? = nil) throws -> SIPUserAgent {
+               answerChangedOffer: SIPUserAgent.OfferAnswerer? = nil, credentials: SIPCredentials? = nil,
+               limits: SIPLimits = .default) throws -> SIPUserAgent {
     try SIPUserAgent(configuration: .init(localAddress: SocketAddress(host: "127.0.0.1", port: 0), user: user,
-                                          timers: timers, maximumCalls: maximumCalls, answerChangedOffer: answerChangedOffer))
+                                          timers: timers, maximumCalls: maximumCalls, answerChangedOffer: answerChangedOffer,
+                                          credentials: credentials, limits: limits))
 }
 
 extension SIPUserAgent {

@@ -209,3 +209,34 @@ struct TransactionTests {
         #expect(transaction.send(status: 500, bytes: [6]).isEmpty)
     }
 }
+
+/// What an INVITE server transaction sends on its own: bounded for requests from strangers.
+@Suite struct ServerTransactionReflectionTests {
+    let timers = SIPTimers.rfc3261
+
+    /// A refusal before any provisional is not retransmitted by Timer G: the client still
+    /// retransmits its INVITE, and each copy gets the response again.
+    @Test func aRefusalBeforeAnyProvisionalIsSentOncePerRequest() {
+        var transaction = ServerTransaction(method: .invite, timers: timers)
+        var clock = VirtualClock()
+        clock.apply(transaction.send(status: 400, bytes: [5]))
+        clock.apply(transaction.receiveRetransmission())
+        clock.run(until: .seconds(40)) { transaction.timerFired($0) }
+        #expect(clock.transmissions.map(\.bytes) == [[5], [5]])
+        #expect(clock.timedOut && transaction.state == .terminated)
+    }
+
+    /// After a provisional, Timer G retransmits, but never past 11 times the request's size.
+    @Test(arguments: [(100, 10), (10, 1)])
+    func timerGStopsAtTheReflectionBudget(requestSize: Int, finals: Int) {
+        var transaction = ServerTransaction(method: .invite, timers: timers, requestSize: requestSize)
+        var clock = VirtualClock()
+        clock.apply(transaction.send(status: 100, bytes: Array(repeating: 1, count: 100)))
+        clock.apply(transaction.send(status: 486, bytes: Array(repeating: 2, count: 100)))
+        clock.run(until: .seconds(40)) { transaction.timerFired($0) }
+        let sent = clock.transmissions.reduce(0) { $0 + $1.bytes.count }
+        #expect(clock.transmissions.count(where: { $0.bytes.first == 2 }) == finals)
+        #expect(sent <= max(11 * requestSize, 200))
+        #expect(transaction.state == .terminated)
+    }
+}

@@ -66,8 +66,46 @@ extension Substring {
     /// - Throws: ``SIPParseError/badHeaderValue(_:)`` for an unterminated quote or `<`.
     func splitTopLevel(_ separator: UInt8, header: String) throws(SIPParseError) -> [Substring] {
         var parts: [Substring] = []
+        var partStart = utf8.startIndex
+        let balanced = forEachTopLevel(separator) { i in
+            parts.append(self[partStart..<i].trimmed)
+            partStart = utf8.index(after: i)
+            return true
+        }
+        guard balanced else { throw .badHeaderValue(header) }
+        parts.append(self[partStart..<utf8.endIndex].trimmed)
+        return parts
+    }
+
+    /// How many parts ``splitTopLevel(_:header:)`` would return (without building them), or
+    /// nil for an unterminated quote or `<`. Stops counting past `limit`.
+    func countTopLevel(_ separator: UInt8, limit: Int = .max) -> Int? {
+        var count = 1
+        let balanced = forEachTopLevel(separator) { _ in
+            count += 1
+            return count <= limit
+        }
+        return balanced || count > limit ? count : nil
+    }
+
+    /// The first part before a top-level `separator` and the rest after it (nil when there is
+    /// no separator), both trimmed; nil for an unterminated quote or `<` before the separator.
+    func splitFirstTopLevel(_ separator: UInt8) -> (first: Substring, rest: Substring?)? {
+        var cut: Index?
+        let balanced = forEachTopLevel(separator) { i in
+            cut = i
+            return false
+        }
+        guard let cut else { return balanced ? (trimmed, nil) : nil }
+        return (self[..<cut].trimmed, self[utf8.index(after: cut)...].trimmed)
+    }
+
+    /// Calls `body` with the index of each `separator` outside quoted strings and angle
+    /// brackets, until it returns false. One pass: linear in the length.
+    ///
+    /// - Returns: false when the text ends inside a quote or `<` (the scan was not stopped).
+    private func forEachTopLevel(_ separator: UInt8, _ body: (Index) -> Bool) -> Bool {
         let u = utf8
-        var partStart = u.startIndex
         var i = u.startIndex
         var inQuotes = false, inAngles = false
         while i < u.endIndex {
@@ -85,15 +123,12 @@ extension Substring {
                 inQuotes = true
             } else if c == .less {
                 inAngles = true
-            } else if c == separator {
-                parts.append(self[partStart..<i].trimmed)
-                partStart = u.index(after: i)
+            } else if c == separator, !body(i) {
+                return true
             }
             i = u.index(after: i)
         }
-        guard !inQuotes, !inAngles else { throw .badHeaderValue(header) }
-        parts.append(self[partStart..<u.endIndex].trimmed)
-        return parts
+        return !inQuotes && !inAngles
     }
 
     /// The first index of `byte` (no quoting rules), or nil.
