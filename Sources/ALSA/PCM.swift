@@ -26,8 +26,9 @@ public struct PCM: ~Copyable {
     public private(set) var parameters: PCMParameters
     /// Underruns (playback) or overruns (capture) recovered since opening.
     public private(set) var xrunCount = 0
-    /// How long a read or write on a non-blocking PCM waits for the device to make progress
-    /// before it throws `-ETIMEDOUT`, in milliseconds; nil: it returns what was ready at once.
+    /// How long a read or write on a non-blocking PCM waits for the device, from the first time
+    /// it finds nothing ready, before it throws `-ETIMEDOUT`, in milliseconds; nil: it returns
+    /// what was ready at once.
     /// (A blocking PCM blocks inside alsa-lib, as long as the device takes.)
     public var ioTimeoutMilliseconds: Int?
 
@@ -167,33 +168,46 @@ public struct PCM: ~Copyable {
     private mutating func transfer(_ frames: Int, _ io: (Int, Int) -> Int) throws(ALSAError) -> Int {
         var done = 0
         var deadline: UInt64?
+        var recoveries = 0
         var readyButIdle = false
         while done < frames {
             let n = io(done, frames - done)
             if n > 0 {
+                // The deadline stays: a trickle of frames from a failing server must not extend it.
                 done += n
-                deadline = nil
-                readyButIdle = false
+                (recoveries, readyButIdle) = (0, false)
                 continue
             }
             let code = n == 0 ? -EAGAIN : Int32(truncatingIfNeeded: n)
-            if code == -EAGAIN {
-                guard let timeout = ioTimeoutMilliseconds else { break }
-                // Not ready: wait for the device, but never past the deadline (a stalled or
-                // vanished sound server must not hold the I/O thread, nor make it spin).
-                let now = Self.monotonicMilliseconds()
-                let end = deadline ?? now + UInt64(timeout)
-                deadline = end
-                guard now < end else { throw ALSAError(code: -ETIMEDOUT, context: "\(operation) '\(name)': no progress for \(timeout) ms") }
-                if readyButIdle { Self.pause() }
-                let r = snd_pcm_wait(handle, Int32(end - now))
-                if r < 0 { try recover(r) }
-                readyButIdle = r > 0
+            if code != -EAGAIN {
+                try recover(code, attempt: &recoveries)
                 continue
             }
-            try recover(code)
+            guard let timeout = ioTimeoutMilliseconds else { break }
+            // Not ready: wait for the device, but never past the deadline (a stalled or
+            // vanished sound server must not hold the I/O thread, nor make it spin).
+            let now = Self.monotonicMilliseconds()
+            let end = deadline ?? now + UInt64(timeout)
+            deadline = end
+            guard now < end else { throw ALSAError(code: -ETIMEDOUT, context: "\(operation) '\(name)': no progress for \(timeout) ms") }
+            if readyButIdle { Self.pause() }
+            let r = snd_pcm_wait(handle, Int32(end - now))
+            if r < 0 { try recover(r, attempt: &recoveries) }
+            readyButIdle = r > 0
         }
         return done
+    }
+
+    /// Recoveries in a row without a frame moved before the device counts as gone: a server that
+    /// died leaves its plugin in an xrun that every recovery brings straight back.
+    private static let maxRecoveries = 3
+
+    private mutating func recover(_ code: Int32, attempt: inout Int) throws(ALSAError) {
+        attempt += 1
+        guard attempt <= Self.maxRecoveries else {
+            throw ALSAError(code: code, context: "\(operation) '\(name)': the device fails again after every recovery (\(attempt - 1) in a row)")
+        }
+        try recover(code)
     }
 
     /// Recovers an xrun (-EPIPE), a suspend (-ESTRPIPE) or an interrupted call (-EINTR), counting

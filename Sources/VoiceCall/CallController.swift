@@ -448,6 +448,8 @@ public actor CallController {
             let call = record.call
             Task { for await event in rtp.receivedTelephoneEvents { if let key = event.key { call.received(key) } } }
             record.io = try? beginIO(id, media)
+            // Record permission is asked when input starts (in beginIO): follow the answer.
+            media.setCapturesSilence(session.capturesSilence)
             records[id] = record
             (session.system.hardware as? ALSAAudioHardware)?.attach(media.engine)
         } catch let error as CallError {

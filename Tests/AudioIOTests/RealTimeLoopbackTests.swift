@@ -6,10 +6,11 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Real-time runs through PulseAudio's null sink and its monitor, reached through
-/// ALSA's `pulse` PCM: a perfect acoustic loopback with a real clock.
+/// Real-time runs through the sound server's null sink and its monitor (PipeWire or PulseAudio,
+/// reached through ALSA's `pulse`, `pipewire` and `default` PCMs): a perfect acoustic loopback
+/// with a real clock.
 /// `Tools/test` runs these on their own after the other tests, so no other test competes for the CPU.
-@Suite("Real-time loopback through PulseAudio", .serialized)
+@Suite("Real-time loopback through the sound server", .serialized)
 struct RealTimeLoopbackTests {
     static let rate = 48000, period = 960  // 20 ms
 
@@ -38,10 +39,22 @@ struct RealTimeLoopbackTests {
         return result
     }
 
-    @Test("10 s at 20 ms periods: no xruns, 10 s +- 2 % of wall time, click delays that match the device's report")
-    func tenSecondsInRealTime() async throws {
+    /// The loopback through each PCM the server offers: `pulse` (PulseAudio's protocol, served by
+    /// PulseAudio or pipewire-pulse) and, on PipeWire, its own `pipewire` PCM and `default` (which
+    /// the testbed points at it); the last two play to the default sink and hear its monitor.
+    static var loopbackPCMs: [String] { Testbed.hasPipeWire ? ["pulse", "pipewire", "default"] : ["pulse"] }
+
+    static func loopbackDevice(_ pcm: String) throws -> ALSADuplexDevice {
+        pcm == "pulse" ? try pulseDevice()
+            : try ALSADuplexDevice(capture: .named(pcm), playback: .named(pcm),
+                                   preferred: IOFormat(sampleRate: rate, periodFrames: period, bufferFrames: period * 4))
+    }
+
+    @Test("10 s at 20 ms periods: no xruns, 10 s +- 2 % of wall time, click delays that match the device's report",
+          arguments: loopbackPCMs)
+    func tenSecondsInRealTime(pcm: String) async throws {
         try Testbed.start()
-        let device = try Self.pulseDevice()
+        let device = try Self.loopbackDevice(pcm)
         #expect(device.format.sampleRate == Self.rate && device.format.periodFrames == Self.period)
         let recorder = CallbackRecorder(seconds: 11, sampleRate: Self.rate, periodFrames: Self.period,
                                         render: Self.renderClicks)
@@ -94,7 +107,7 @@ struct RealTimeLoopbackTests {
         // The engine and the callback allocate nothing; libpulse, inside the ALSA `pulse` plugin's
         // read/write/delay calls, occasionally does (reported, not asserted: it is the OS audio API).
         #expect(recorder.allocationsInCallback == 0)
-        print("real-time loopback: wall \(wall) s for 10 s; click delays \(measured.map(\.delay)) frames, device reports \(measured.map(\.device)), smoothed \(reported); "
+        print("real-time loopback through \(pcm) on \(Testbed.server): wall \(wall) s for 10 s; click delays \(measured.map(\.delay)) frames, device reports \(measured.map(\.device)), smoothed \(reported); "
               + "allocations on the I/O thread (inside libpulse) \(recorder.allocationsAfterWarmUp)")
     }
 

@@ -24,6 +24,8 @@ struct PhoneOptions: ParsableArguments {
     @Option(help: "Register at this SIP registrar first (sip:HOST[:PORT]): calls to sip:USER@HOST then reach us through it, and our calls come from that address.")
     var registrar: String?
     @Option(name: .customLong("auth-user"), help: "User name for digest authentication (default: --user).") var authUser: String?
+    @Option(name: .customLong("auth-realm"), help: "Answer digest challenges for this realm only (a PBX's or proxy's). Default: only the registrar's (--registrar), learned from its first challenge.")
+    var authRealm: String?
     @Option(name: .customLong("password-file"), help: "Answer a proxy's or registrar's digest challenge (401/407) with the password in this file (its first line). Default: the environment variable \(Self.passwordVariable), if set.")
     var passwordFile: String?
     @Option(help: "ALSA PCM for capture and playback (default, pulse, pipewire, hw:0, plughw:1,0, ...). The default without --input/--output/--route-map.")
@@ -72,7 +74,7 @@ struct PhoneOptions: ParsableArguments {
         } else {
             return nil
         }
-        return SIPCredentials(username: authUser ?? user, password: password)
+        return SIPCredentials(username: authUser ?? user, password: password, realm: authRealm)
     }
 
     func validate() throws {
@@ -80,7 +82,7 @@ struct PhoneOptions: ParsableArguments {
             throw ValidationError("--dtmf: '\(bad)' is not a DTMF key (0-9, *, #, A-D)")
         }
         if let registrar { guard SIPURI(registrar) != nil else { throw ValidationError("--registrar: not a SIP URI: \(registrar)") } }
-        if authUser != nil || passwordFile != nil || registrar != nil { _ = try credentials() }
+        if authUser != nil || authRealm != nil || passwordFile != nil || registrar != nil { _ = try credentials() }
         let choices = [device != nil, routeMap != nil, input != nil || output != nil].filter { $0 }.count
         guard choices <= 1 else { throw ValidationError("give one of --device, --route-map, or --input/--output") }
         try OpusOptions.check(OpusCallConfiguration(sampleRate: rate, bitrate: bitrate))
