@@ -169,7 +169,8 @@ public final class AudioIOEngine: @unchecked Sendable {
         var device = box.device
         var format = device.format
         var xrunBase = 0
-        var tracker = DelayTracker(capacity: max(1, Int((1 / format.periodDuration).rounded())))
+        var tracker = DelayTracker(capacity: max(1, Int((1 / format.periodDuration).rounded())),
+                                   minimumBand: max(1, format.sampleRate / 1000))
         defer {
             device.stop()
             running.store(false, ordering: .releasing)
@@ -223,7 +224,7 @@ public final class AudioIOEngine: @unchecked Sendable {
         let roundTrip = tracker.add(frames + playbackDelay + captureDelay)
         let timing = IOTiming(periodIndex: periods.load(ordering: .relaxed), playbackDelayFrames: playbackDelay,
                               captureDelayFrames: captureDelay, roundTripFrames: roundTrip,
-                              hostTimeNanoseconds: now, xruns: xrunsNow)
+                              roundTripJitterFrames: tracker.jitter, hostTimeNanoseconds: now, xruns: xrunsNow)
         callback(IOCycle(capture: UnsafeMutableBufferPointer(rebasing: capture[0..<frames]), playback: out, timing: timing))
         try device.writePlayback(UnsafeBufferPointer(out))
         xruns.store(xrunBase + device.xrunCount, ordering: .relaxed)

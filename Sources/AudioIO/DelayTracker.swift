@@ -1,11 +1,15 @@
 /// The device round trip, smoothed: the median over the last second of
-/// (period + playback delay + capture delay).
+/// (period + playback delay + capture delay), held until it really moves.
 ///
-/// Per-period delay readings jitter by a few milliseconds on servers that move
-/// audio in blocks (PulseAudio's reports scatter by +-2.5 ms around a round trip
-/// that is in fact constant), while the round trip itself changes only on a
-/// device switch or an xrun. A running median removes the jitter and follows a
-/// real change within half a window.
+/// Per-period delay readings jitter on servers that move audio in blocks (PulseAudio's
+/// reports scatter by +-2.5 ms around a round trip that is in fact constant; the `pulse`
+/// plugin on pipewire-pulse reports a sawtooth of +-5 ms whose median wanders by +-10 ms
+/// while clicks come back after a constant delay), while the round trip itself changes
+/// only on a device switch, an xrun or a server that restarts its stream. A running
+/// median removes the fast jitter; the value reported moves only when the median leaves
+/// a band of twice the readings' interquartile range (at least ``minimumBand`` frames)
+/// around it, so a wandering report does not drag an echo canceller's alignment along,
+/// and a real step is followed within half a window.
 ///
 /// Thread safety: used by the I/O thread only; no method allocates after init.
 struct DelayTracker: ~Copyable {
@@ -15,10 +19,18 @@ struct DelayTracker: ~Copyable {
     private var next = 0
     /// Readings that make up a second at the current period (at most the capacity).
     private var length: Int
+    /// The round trip reported, and the spread of the readings behind it.
+    private var held: Int?
+    private(set) var jitter = 0
+    /// The narrowest band the median may move in without moving the report, in frames.
+    let minimumBand: Int
 
-    /// - Parameter capacity: readings kept (one per period).
-    init(capacity: Int) {
+    /// - Parameters:
+    ///   - capacity: readings kept (one per period).
+    ///   - minimumBand: frames the median may move without moving the report (a millisecond or so).
+    init(capacity: Int, minimumBand: Int = 48) {
         length = max(1, capacity)
+        self.minimumBand = minimumBand
         window = .allocate(capacity: max(1, capacity))
         window.initialize(repeating: 0)
         scratch = .allocate(capacity: max(1, capacity))
@@ -34,6 +46,8 @@ struct DelayTracker: ~Copyable {
     mutating func reset() {
         count = 0
         next = 0
+        held = nil
+        jitter = 0
     }
 
     /// Forgets all readings and keeps a second of them at the new period (after a device switch;
@@ -43,7 +57,8 @@ struct DelayTracker: ~Copyable {
         length = min(window.count, max(1, Int((1 / periodDuration).rounded())))
     }
 
-    /// Adds a reading and returns the median of the readings kept.
+    /// Adds a reading and returns the round trip: the median of the readings kept, once it has
+    /// left the band around the value returned before (see the type's description).
     mutating func add(_ frames: Int) -> Int {
         window[next] = frames
         next = (next + 1) % length
@@ -58,6 +73,11 @@ struct DelayTracker: ~Copyable {
             }
             scratch[j] = v
         }
-        return scratch[count / 2]
+        let median = scratch[count / 2]
+        jitter = scratch[count * 3 / 4] - scratch[count / 4]
+        // Until a whole window is in, the median itself: a first reading may be an outlier.
+        if count == length, let current = held, abs(median - current) <= max(minimumBand, 2 * jitter) { return current }
+        held = median
+        return median
     }
 }

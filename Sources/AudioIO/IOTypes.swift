@@ -47,17 +47,22 @@ public struct IOTiming: Sendable, Equatable {
     /// playback delay + capture delay, median over the last second): the device part of
     /// the echo delay, which an echo canceller's reference should be delayed by.
     public var roundTripFrames: Int
+    /// How much the device's round-trip readings scatter over the last second (their
+    /// interquartile range): how far ``roundTripFrames`` may be from the truth on a device
+    /// whose reports wander (the `pulse` plugin on pipewire-pulse), 0 on one that is exact.
+    public var roundTripJitterFrames: Int
     /// Monotonic time (nanoseconds) when the capture read returned.
     public var hostTimeNanoseconds: UInt64
     /// Xruns recovered so far, capture and playback together.
     public var xruns: Int
 
     public init(periodIndex: Int = 0, playbackDelayFrames: Int = 0, captureDelayFrames: Int = 0,
-                roundTripFrames: Int = 0, hostTimeNanoseconds: UInt64 = 0, xruns: Int = 0) {
+                roundTripFrames: Int = 0, roundTripJitterFrames: Int = 0, hostTimeNanoseconds: UInt64 = 0, xruns: Int = 0) {
         self.periodIndex = periodIndex
         self.playbackDelayFrames = playbackDelayFrames
         self.captureDelayFrames = captureDelayFrames
         self.roundTripFrames = roundTripFrames
+        self.roundTripJitterFrames = roundTripJitterFrames
         self.hostTimeNanoseconds = hostTimeNanoseconds
         self.xruns = xruns
     }

@@ -29,6 +29,11 @@ public struct SoundServer: Sendable, Equatable, CustomStringConvertible {
         "\(kind.rawValue) at \(socketPath) (\(isRunning ? "running" : "not running"))"
     }
 
+    /// Whether PipeWire runs for this user too: then the PulseAudio protocol is most likely served
+    /// by pipewire-pulse, whose timing through the `pulse` plugin is too loose for echo
+    /// cancellation (`Docs/performance.md`); the `pipewire` PCM reaches the same devices.
+    public static var pipeWireIsRunning: Bool { accepts(pipewireSocket()) }
+
     /// The server that ALSA PCM `pcm` reaches, or nil for a PCM that is no sound server's
     /// (a card, a file, `null`) or that is not defined.
     public static func reached(by pcm: String) -> SoundServer? {

@@ -83,31 +83,41 @@ struct RealTimeLoopbackTests {
         // clicks: inside the 4 ms margin `EchoAlignment` leaves, so the echo's direct path stays causal.
         let played = Self.onsets(recorder.playedArray), heard = Self.onsets(recorder.capturedArray)
         #expect(played.count >= 8)
-        var measured: [(delay: Int, device: Int)] = []
+        // The device may be off by what it says its readings scatter (the jitter it reports):
+        // exact through PipeWire's own plugin and PulseAudio itself, a wandering sawtooth
+        // through the `pulse` plugin on pipewire-pulse.
+        var measured: [(delay: Int, device: Int, jitter: Int)] = []
         for p in played {
             guard let c = heard.first(where: { $0 > p }) else { continue }
             let k = p / Self.period
             let raw = (max(0, k - 12)..<min(periods, k + 13)).map {
                 Self.period + t[$0].playbackDelayFrames + t[$0].captureDelayFrames
             }.sorted()
-            measured.append((c - p, raw[raw.count / 2]))
+            measured.append((c - p, raw[raw.count / 2], t[min(periods, k)].roundTripJitterFrames))
         }
         #expect(measured.count >= 7)
+        let ms = Self.rate / 1000
         for m in measured {
-            #expect(abs(m.delay - m.device) <= 5 * Self.rate / 1000,
-                    "click came back after \(m.delay) frames; the device reported \(m.device)")
+            #expect(abs(m.delay - m.device) <= 5 * ms + 2 * m.jitter,
+                    "click came back after \(m.delay) frames; the device reported \(m.device), jitter \(m.jitter)")
         }
-        // The smoothed report (what the echo canceller is given) matches the most common click delay.
+        // The smoothed report (what the echo canceller is given) matches the most common click
+        // delay, within the jitter the device admits.
         let delays = measured.map(\.delay)
         let usual = delays.max { a, b in delays.count { $0 == a } < delays.count { $0 == b } } ?? 0
         #expect(delays.count { $0 == usual } * 2 > delays.count, "no steady click delay in \(delays)")
         let reports = (50..<periods).map { t[$0].roundTripFrames }.sorted()
         let reported = reports[reports.count / 2]
-        #expect(abs(usual - reported) <= 3 * Self.rate / 1000, "steady click delay \(usual) vs reported \(reported) frames")
+        let jitters = (50..<periods).map { t[$0].roundTripJitterFrames }.sorted()
+        let jitter = jitters[jitters.count / 2]
+        #expect(abs(usual - reported) <= 3 * ms + 2 * jitter, "steady click delay \(usual) vs reported \(reported) frames, jitter \(jitter)")
+        // Held while the readings only wander: the report moves only on a real step.
+        let moves = (51..<periods).count { t[$0].roundTripFrames != t[$0 - 1].roundTripFrames }
+        #expect(moves <= 5, "the reported round trip moved \(moves) times with the clicks steady")
         // The engine and the callback allocate nothing; libpulse, inside the ALSA `pulse` plugin's
         // read/write/delay calls, occasionally does (reported, not asserted: it is the OS audio API).
         #expect(recorder.allocationsInCallback == 0)
-        print("real-time loopback through \(pcm) on \(Testbed.server): wall \(wall) s for 10 s; click delays \(measured.map(\.delay)) frames, device reports \(measured.map(\.device)), smoothed \(reported); "
+        print("real-time loopback through \(pcm) on \(Testbed.server): wall \(wall) s for 10 s; click delays \(measured.map(\.delay)) frames, device reports \(measured.map(\.device)), smoothed \(reported), jitter \(jitter), moves \(moves); "
               + "allocations on the I/O thread (inside libpulse) \(recorder.allocationsAfterWarmUp)")
     }
 

@@ -25,6 +25,10 @@ struct DevicesCommand: ParsableCommand {
         }
 
         print("\nSound server ALSA's 'default' reaches: \(SoundServer.reached(by: "default")?.description ?? "none (a card or another plugin)")")
+        if SoundServer.pipeWireIsRunning {
+            print("PipeWire runs: for calls use --device pipewire (or a 'default' that is PipeWire); 'pulse' goes through "
+                  + "pipewire-pulse, whose timing is too loose for echo cancellation")
+        }
 
         print("\nRoute map (\(routeMap ?? "built-in laptop default")):")
         for entry in map.ports {
