@@ -19,6 +19,13 @@ let package = Package(
         .library(name: "ALSA", targets: ["ALSA"]),
         .library(name: "WAV", targets: ["WAV"]),
         .library(name: "AudioAnalysis", targets: ["AudioAnalysis"]),
+        // The call engine and what an embedding softphone imports beside it (Docs/embedding.md).
+        .library(name: "VoiceCall", targets: ["VoiceCall"]),
+        .library(name: "AudioIO", targets: ["AudioIO"]),
+        .library(name: "VoiceProcessing", targets: ["VoiceProcessing"]),
+        .library(name: "RTP", targets: ["RTP"]),
+        .library(name: "SIP", targets: ["SIP"]),
+        .library(name: "RoomAcoustics", targets: ["RoomAcoustics"]),
         .executable(name: "voicecall", targets: ["voicecall"]),
     ],
     dependencies: [

@@ -7,7 +7,8 @@ public import Opus
 /// Thread safety: a value type; used by the sending thread. Does not allocate.
 public struct RTPPacketizer: Sendable {
     public let payloadType: UInt8
-    public let ssrc: UInt32
+    /// Changes only after a collision (RFC 3550 section 8.2, ``RTPSessionState/localSSRC``).
+    public internal(set) var ssrc: UInt32
     /// The sequence number of the next packet.
     public private(set) var sequenceNumber: UInt16
     /// The timestamp of the next packet.
@@ -133,6 +134,9 @@ public struct OpusRTPEncoder: ~Copyable {
 
     deinit { packet.deallocate() }
 
+    /// Sends with `ssrc` from the next packet on (after a collision).
+    mutating func changeSSRC(_ ssrc: UInt32) { packetizer.ssrc = ssrc }
+
     /// Bytes a datagram buffer needs for any packet.
     public static var maxDatagramSize: Int { RTPHeader.fixedSize + OpusEncoder.maxPacketBytes }
 
@@ -243,6 +247,8 @@ public struct RTPSender: ~Copyable {
     public mutating func send(_ pcm: UnsafeBufferPointer<Int16>, now: UInt64) -> RTPSendOutcome {
         if let state {
             if let moved = state.peer.read(newerThan: &peerVersion) { destination = moved.rtp }
+            let ssrc = state.localSSRC
+            if ssrc != 0, ssrc != encoder.packetizer.ssrc { encoder.changeSSRC(ssrc) }
             let (serial, fraction) = state.latestLossReport()
             if serial != reportsSeen {
                 reportsSeen = serial

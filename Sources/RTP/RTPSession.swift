@@ -83,8 +83,8 @@ public final class RTPSession: Sendable {
     public let jitterMonitor = JitterBufferMonitor()
     /// Shared counters.
     public let state: RTPSessionState
-    /// The SSRC this session sends with.
-    public let ssrc: UInt32
+    /// The SSRC this session sends with (a new one after a collision, RFC 3550 section 8.2).
+    public var ssrc: UInt32 { state.localSSRC }
     let rtpSocket: UDPSocket
     let rtcpSocket: UDPSocket?
     private let thread: LoopThread
@@ -108,7 +108,8 @@ public final class RTPSession: Sendable {
         ring = RTPPacketRing(capacity: configuration.ringCapacity, maxPayloadSize: configuration.validator.maxPayloadSize)
         state = RTPSessionState(initialExpectedLossPercent: configuration.opus.initialExpectedLossPercent)
         var random = SystemRandomNumberGenerator()
-        ssrc = UInt32.random(in: 1...UInt32.max, using: &random)
+        let ssrc = UInt32.random(in: 1...UInt32.max, using: &random)
+        state.setLocalSSRC(ssrc)
         let cname = configuration.cname ?? Self.randomCNAME(&random)
         let (events, eventContinuation) = AsyncStream.makeStream(of: TelephoneEvent.self, bufferingPolicy: .bufferingNewest(64))
         receivedTelephoneEvents = events
@@ -130,6 +131,19 @@ public final class RTPSession: Sendable {
 
     /// Starts the network thread.
     public func start() { thread.start() }
+
+    /// Lets any address become the peer's source from now on, not only
+    /// ``RTPSourceValidator/Configuration/expectedSource``: for latching, once the SIP dialog is
+    /// established (before that, anyone who guessed the port could take the call's media).
+    ///
+    /// Thread safety: any thread; the network thread applies it at its next turn (<= 20 ms).
+    public func acceptAnySource() { state.setAcceptsAnySource() }
+
+    /// When the peer was last heard: RTP from its source or RTCP accepted from it (monotonic
+    /// nanoseconds, ``RTPClock/monotonicNanoseconds()``); nil while it has not been.
+    ///
+    /// Thread safety: any thread (an atomic).
+    public var lastPeerActivity: UInt64? { state.lastPeerActivity }
 
     /// Sends a BYE and stops the network thread; returns within about 50 ms.
     public func stop() { thread.stop() }
@@ -212,30 +226,33 @@ public final class RTPSession: Sendable {
 final class NetworkLoop: ThreadLoop, @unchecked Sendable {
     // @unchecked: everything is touched only by the network thread (between `start()` and
     // the join in `stop()`).
-    private let configuration: RTPSessionConfiguration
-    private let ssrc: UInt32
-    private let cname: String
-    private let rtp: UDPSocket
-    private let rtcp: UDPSocket?
+    let configuration: RTPSessionConfiguration
+    var ssrc: UInt32
+    let cname: String
+    let rtp: UDPSocket
+    let rtcp: UDPSocket?
     private let ring: RTPPacketRing
-    private let state: RTPSessionState
-    private let logger: Logger
-    private var validator: RTPSourceValidator
-    private var scheduler: RTCPScheduler
+    let state: RTPSessionState
+    let logger: Logger
+    var validator: RTPSourceValidator
+    var scheduler: RTCPScheduler
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
     private let start = RTPClock.monotonicNanoseconds()
     // The peer's last sender report: LSR and when it arrived.
-    private var lastSenderReport: UInt32 = 0
-    private var lastSenderReportArrival: UInt64 = 0
-    private var peerSentAt: UInt64 = 0
-    private var framesAtLastReport = 0
+    var lastSenderReport: UInt32 = 0
+    var lastSenderReportArrival: UInt64 = 0
+    var peerSentAt: UInt64 = 0
+    var framesAtLastReport = 0
     /// The validator's lock generation last seen: a new one is a new source or SSRC.
     private var lockGeneration: UInt32 = 0
     /// Where RTP and RTCP go, and the last ``PeerAddressMailbox`` write followed.
     private var rtpDestination: SocketAddress
-    private var rtcpDestination: SocketAddress
+    var rtcpDestination: SocketAddress
     private var peerVersion = 0
     private var telephoneEvents = TelephoneEventReceiver()
+    /// The last address our SSRC collided with, and how many times we changed it.
+    var collisionAddress: SocketAddress?
+    var collisionChanges = 0
     private let events: AsyncStream<TelephoneEvent>.Continuation
 
     init(configuration: RTPSessionConfiguration, ssrc: UInt32, cname: String, rtp: UDPSocket, rtcp: UDPSocket?,
@@ -256,6 +273,7 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
         validation.payloadType = configuration.payloadType  // the session's payload type wins
         validation.telephoneEventPayloadType = configuration.telephoneEvents?.payloadType
         validator = RTPSourceValidator(configuration: validation)
+        validator.localSSRC = ssrc
         // Session bandwidth: the codec's bitrate plus 40 bytes of RTP/UDP/IPv4 headers per packet.
         let packetsPerSecond = 1000.0 / Double(configuration.opus.frameMilliseconds)
         let bandwidth = Double(configuration.opus.bitrate) + 40 * 8 * packetsPerSecond
@@ -264,7 +282,7 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
 
     deinit { buffer.deallocate() }
 
-    private func seconds(_ t: UInt64) -> Double { Double(t &- start) / 1e9 }
+    func seconds(_ t: UInt64) -> Double { Double(t &- start) / 1e9 }
 
     func run(stopping: borrowing Atomic<Bool>) {
         logger.debug("RTP session listening", metadata: ["rtp": "\(rtp.localAddress)", "ssrc": "\(ssrc)"])
@@ -278,6 +296,7 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
                 validator.peerMoved(to: moved.rtp)
                 logger.info("RTP peer moved", metadata: ["rtp": "\(moved.rtp)", "rtcp": "\(moved.rtcp)"])
             }
+            if !validator.acceptsAnySource, state.acceptsAnySource { validator.acceptAnySource() }
             if rtpReady { drain(rtp, isRTCPSocket: false) }
             if rtcpReady, let rtcp { drain(rtcp, isRTCPSocket: true) }
             state.publish(validator)
@@ -303,7 +322,10 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
                 validator.recordDrop(.malformed)
                 continue
             }
-            if case let .accept(packet, payload) = validator.validate(datagram, from: source, arrival: arrival) {
+            let verdict = validator.validate(datagram, from: source, arrival: arrival)
+            if verdict == .drop(.ssrcCollision) { collided(with: source, now: arrival) }
+            if case let .accept(packet, payload) = verdict {
+                state.peerHeard(at: arrival)
                 // Latching acts at each new lock (a new source, or the same SSRC from a new port
                 // after a NAT rebinding), not at each packet: a re-INVITE's move must not be
                 // undone by the packets still coming from the old address.
@@ -334,116 +356,5 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
         rtcpDestination = rtcp
         state.peer.publish(rtp: source, rtcp: rtcp)
         logger.info("RTP sent where the peer's RTP comes from", metadata: ["rtp": "\(source)", "rtcp": "\(rtcp)"])
-    }
-
-    // MARK: RTCP
-
-    private func handleRTCP(_ datagram: UnsafeRawBufferPointer, from source: SocketAddress, arrival: UInt64, truncated: Bool) {
-        guard !truncated, let packets = try? RTCPCompound.parse(datagram) else {
-            state.add(.rtcpDropped)
-            return
-        }
-        let sender: UInt32
-        switch packets[0] {
-        case let .senderReport(s, _, _), let .receiverReport(s, _): sender = s
-        default: sender = 0
-        }
-        // From the locked source, or (before anything is locked, or for a receive-only
-        // peer) from the host we send to, reporting on our SSRC.
-        let fromPeer = validator.acceptsRTCP(from: source, senderSSRC: sender)
-        let aboutUs = packets.contains { packet in
-            switch packet {
-            case let .senderReport(_, _, blocks), let .receiverReport(_, blocks): blocks.contains { $0.ssrc == ssrc }
-            default: false
-            }
-        }
-        guard fromPeer || (aboutUs && source.sameHost(as: rtcpDestination)) else {
-            state.add(.rtcpDropped)
-            return
-        }
-        state.add(.rtcpReceived)
-        scheduler.account(packetSize: datagram.count + headerOverhead)
-        let arrivalNTP = NTPTimestamp.now().middle32
-        for packet in packets {
-            switch packet {
-            case let .senderReport(_, info, blocks):
-                if fromPeer {
-                    lastSenderReport = info.ntpTimestamp.middle32
-                    lastSenderReportArrival = arrival
-                }
-                handle(blocks, arrivalNTP: arrivalNTP)
-            case let .receiverReport(_, blocks):
-                handle(blocks, arrivalNTP: arrivalNTP)
-            case let .goodbye(sources, _):
-                if fromPeer, let locked = validator.ssrc, sources.contains(locked) {
-                    validator.goodbye()
-                    logger.info("RTP source said BYE", metadata: ["ssrc": "\(locked)"])
-                }
-            default:
-                break
-            }
-        }
-    }
-
-    private func handle(_ blocks: [RTCPReportBlock], arrivalNTP: UInt32) {
-        for block in blocks where block.ssrc == ssrc {
-            if let rtt = RoundTripTime.compute(arrival: arrivalNTP, lastSenderReport: block.lastSenderReport,
-                                               delaySinceLastSenderReport: block.delaySinceLastSenderReport) {
-                state.set(.rttMicroseconds, Int(UInt64(rtt) * 1_000_000 / 65536))
-            }
-            state.set(.remoteFractionLost, Int(block.fractionLost))
-            state.set(.remoteCumulativeLost, Int(block.cumulativeLost))
-            state.set(.remoteJitterUnits, Int(block.jitter))
-            state.add(.remoteReports)
-            state.publishLossReport(fraction: block.fractionLost)
-        }
-    }
-
-    private var headerOverhead: Int { configuration.localAddress.family == .ipv6 ? 48 : 28 }
-
-    private func reportTimer(now: UInt64) {
-        // 6.3.8: we are a sender if we sent RTP since the last report; the peer is one if heard lately.
-        let frames = state.lastFrame().frames
-        scheduler.weSent = frames != framesAtLastReport
-        let peerActive = peerSentAt != 0 && now &- peerSentAt < 10_000_000_000
-        scheduler.senders = (scheduler.weSent ? 1 : 0) + (peerActive ? 1 : 0)
-        scheduler.members = validator.ssrc == nil ? 1 : 2
-        if scheduler.expired(now: seconds(now)) {
-            sendReport(now: now, goodbye: false)
-        }
-    }
-
-    private func sendReport(now: UInt64, goodbye: Bool) {
-        let last = state.lastFrame()
-        let weSent = last.frames != framesAtLastReport || (goodbye && last.frames > 0)
-        framesAtLastReport = last.frames
-        var blocks: [RTCPReportBlock] = []
-        if let peer = validator.ssrc, let sequence = validator.sequence {
-            let dlsr = lastSenderReport == 0 ? 0 : UInt32(truncatingIfNeeded: (now &- lastSenderReportArrival) * 65536 / 1_000_000_000)
-            blocks.append(RTCPReportBlock(ssrc: peer, fractionLost: validator.takeFractionLost(),
-                                          cumulativeLost: sequence.cumulativeLost,
-                                          extendedHighestSequence: sequence.extendedMaxSequence,
-                                          jitter: validator.jitter.jitter, lastSenderReport: lastSenderReport,
-                                          delaySinceLastSenderReport: dlsr))
-        }
-        var packets: [RTCPPacket] = []
-        if weSent {
-            // The RTP timestamp of this instant: the last frame's, advanced by the time since.
-            let elapsed = now &- last.time
-            let rtpNow = last.timestamp &+ RTPClock.rtpUnits(nanoseconds: elapsed, rate: OpusCallConfiguration.rtpClockRate)
-            let info = RTCPSenderInfo(ntpTimestamp: NTPTimestamp.now(), rtpTimestamp: rtpNow,
-                                      packetCount: UInt32(truncatingIfNeeded: state.int(.packetsSent)),
-                                      octetCount: UInt32(truncatingIfNeeded: state.int(.octetsSent)))
-            packets.append(.senderReport(ssrc: ssrc, sender: info, reports: blocks))
-        } else {
-            packets.append(.receiverReport(ssrc: ssrc, reports: blocks))
-        }
-        packets.append(.sourceDescription([RTCPSourceDescriptionChunk(
-            ssrc: ssrc, items: [RTCPSourceDescriptionItem(type: RTCPSourceDescriptionItem.cname, text: cname)])]))
-        if goodbye { packets.append(.goodbye(sources: [ssrc], reason: nil)) }
-        guard let bytes = try? RTCPCompound.serialize(packets) else { return }
-        let socket = rtcp ?? rtp
-        if socket.send(bytes, to: rtcpDestination) == .sent { state.add(.rtcpSent) }
-        scheduler.sent(now: seconds(now), size: bytes.count + headerOverhead)
     }
 }

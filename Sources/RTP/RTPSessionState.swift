@@ -15,6 +15,7 @@ public final class RTPSessionState: Sendable {
         case rtcpSent, rtcpReceived, rtcpDropped, rttMicroseconds
         case remoteFractionLost, remoteCumulativeLost, remoteJitterUnits, remoteReports
         case sendingPaused
+        case ssrcCollision, localSSRC, localSSRCChanges, lastPeerActivity, acceptAnySource
     }
 
     private let cells = AtomicCells(count: Cell.allCases.count)
@@ -56,6 +57,12 @@ public final class RTPSessionState: Sendable {
 
     func recordSendFailure() { add(.sendFailures) }
 
+    /// The SSRC we send with: it changes after a collision (RFC 3550 section 8.2). One atomic
+    /// load, for the sender at each frame.
+    public var localSSRC: UInt32 { UInt32(truncatingIfNeeded: cells.loadAcquiring(Cell.localSSRC.rawValue)) }
+
+    func setLocalSSRC(_ ssrc: UInt32) { cells.storeReleasing(Cell.localSSRC.rawValue, Int(ssrc)) }
+
     func setExpectedLoss(_ percent: Int) { set(.expectedLossPercent, percent) }
 
     /// The newest receiver report about our stream: its serial number (0: none yet) and fraction lost.
@@ -65,6 +72,19 @@ public final class RTPSessionState: Sendable {
     }
 
     // MARK: Network side
+
+    /// When the peer was last heard (RTP from its source, or RTCP accepted from it), in
+    /// monotonic nanoseconds; nil while it has not been. Any thread.
+    public var lastPeerActivity: UInt64? {
+        let t = int(.lastPeerActivity)
+        return t == 0 ? nil : UInt64(truncatingIfNeeded: t)
+    }
+
+    func peerHeard(at time: UInt64) { set(.lastPeerActivity, Int(truncatingIfNeeded: time)) }
+
+    /// Whether the control thread has let any address become the source (``RTPSession/acceptAnySource()``).
+    var acceptsAnySource: Bool { int(.acceptAnySource) != 0 }
+    func setAcceptsAnySource() { set(.acceptAnySource, 1) }
 
     func publishLossReport(fraction: UInt8) {
         set(.lossReportFraction, Int(fraction))
@@ -110,6 +130,9 @@ public struct RTPSessionStatistics: Sendable, Equatable, Codable {
     public var droppedForeignSSRC = 0
     public var droppedProbation = 0
     public var droppedBadSequence = 0
+    /// Datagrams with our own SSRC (RFC 3550 section 8.2), and the times we changed ours for one.
+    public var droppedSSRCCollision = 0
+    public var localSSRCChanges = 0
     /// Packets dropped because the I/O thread did not keep up.
     public var ringOverruns = 0
     // RTCP.
@@ -130,7 +153,7 @@ public struct RTPSessionStatistics: Sendable, Equatable, Codable {
     /// Every datagram dropped on the network thread.
     public var droppedTotal: Int {
         droppedMalformed + droppedWrongPayloadType + droppedForeignSource + droppedForeignSSRC + droppedProbation
-            + droppedBadSequence
+            + droppedBadSequence + droppedSSRCCollision
     }
 
     enum CodingKeys: String, CodingKey {
@@ -141,7 +164,8 @@ public struct RTPSessionStatistics: Sendable, Equatable, Codable {
              sourceChanges = "source_changes", droppedMalformed = "dropped_malformed",
              droppedWrongPayloadType = "dropped_wrong_payload_type", droppedForeignSource = "dropped_foreign_source",
              droppedForeignSSRC = "dropped_foreign_ssrc", droppedProbation = "dropped_probation",
-             droppedBadSequence = "dropped_bad_sequence", ringOverruns = "ring_overruns", rtcpSent = "rtcp_sent",
+             droppedBadSequence = "dropped_bad_sequence", droppedSSRCCollision = "dropped_ssrc_collision",
+             localSSRCChanges = "local_ssrc_changes", ringOverruns = "ring_overruns", rtcpSent = "rtcp_sent",
              rtcpReceived = "rtcp_received", rtcpDropped = "rtcp_dropped", rttMs = "rtt_ms",
              remoteFractionLost = "remote_fraction_lost", remoteCumulativeLost = "remote_cumulative_lost",
              remoteJitterMs = "remote_jitter_ms", remoteReports = "remote_reports"
@@ -169,6 +193,8 @@ extension RTPSessionState {
         s.droppedForeignSSRC = int(.foreignSSRC)
         s.droppedProbation = int(.probation)
         s.droppedBadSequence = int(.badSequence)
+        s.droppedSSRCCollision = int(.ssrcCollision)
+        s.localSSRCChanges = int(.localSSRCChanges)
         s.rtcpSent = int(.rtcpSent)
         s.rtcpReceived = int(.rtcpReceived)
         s.rtcpDropped = int(.rtcpDropped)
@@ -189,6 +215,7 @@ extension RTPSessionState {
         set(.foreignSSRC, v.dropped(.foreignSSRC))
         set(.probation, v.dropped(.probation))
         set(.badSequence, v.dropped(.badSequence))
+        set(.ssrcCollision, v.dropped(.ssrcCollision))
         set(.sourceChanges, Int(v.generation))
         set(.packetsReceived, v.accepted)
         if let seq = v.sequence {

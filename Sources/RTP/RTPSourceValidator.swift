@@ -8,7 +8,8 @@ public enum RTPDropReason: Int, Sendable, CaseIterable, Codable {
     case malformed
     /// A payload type other than the negotiated ones (Opus, and telephone events if negotiated).
     case wrongPayloadType
-    /// From an address other than the locked source's.
+    /// From an address other than the locked source's, or (before the lock) than the one the
+    /// peer's description declared (``RTPSourceValidator/Configuration/expectedSource``).
     case foreignSource
     /// From the locked address with another SSRC.
     case foreignSSRC
@@ -16,6 +17,8 @@ public enum RTPDropReason: Int, Sendable, CaseIterable, Codable {
     case probation
     /// A sequence number too far from the expected one (A.1), until the sender shows it restarted.
     case badSequence
+    /// With our own SSRC (RFC 3550 section 8.2): a collision, or our stream looped back.
+    case ssrcCollision
 }
 
 /// Decides which RTP datagrams reach the jitter buffer (RFC 3550 appendix A.1 and
@@ -23,9 +26,16 @@ public enum RTPDropReason: Int, Sendable, CaseIterable, Codable {
 ///
 /// - A datagram must parse as RTP version 2 with the expected payload type and a
 ///   well-formed Opus payload.
+/// - With ``Configuration/expectedSource`` (the address the peer's SDP declared), only that
+///   address may become a source until ``acceptAnySource()`` (latching, once the SIP dialog is
+///   established): RTP from anywhere else is dropped before probation.
 /// - The first source (address and SSRC) to send ``RTPSequenceState/minSequential``
-///   packets in sequence is **locked**; up to four candidates are tracked at once so
-///   interleaved sources cannot stall each other.
+///   packets in sequence is **locked**. Candidates in probation sit in a table of 256 slots
+///   chosen by a hash of (address, SSRC) seeded per process: interleaved sources do not stall
+///   each other, and a flood of new SSRCs pushes a real source out before its next packet
+///   only when one of the flood's lands in its slot (at 4 new SSRCs every 20 ms, 1.6 % of the
+///   time; it then passes with the next pair).
+/// - A datagram with our own SSRC (``localSSRC``) never passes (section 8.2).
 /// - After that, datagrams from other addresses or with other SSRCs are dropped and
 ///   counted. The sender may change its SSRC (a restart): a new SSRC from the locked
 ///   address takes over once it has passed probation *and* the locked SSRC has been
@@ -49,6 +59,9 @@ public struct RTPSourceValidator: Sendable {
         public var maxPayloadSize: Int
         /// The payload type of telephone events (RFC 4733), accepted beside the audio's; nil: none.
         public var telephoneEventPayloadType: UInt8?
+        /// The only address that may become a source until ``RTPSourceValidator/acceptAnySource()``:
+        /// where the peer's SDP says its media is. Nil: any address (a bare RTP endpoint).
+        public var expectedSource: SocketAddress?
 
         public init(payloadType: UInt8 = 96, ssrcChangeHoldoffMs: Int = 100, sourceTimeoutMs: Int = 2000,
                     maxPayloadSize: Int = 1500) {
@@ -95,11 +108,24 @@ public struct RTPSourceValidator: Sendable {
     /// sending from where it was, and the announcement must not stay open all call).
     private var movedTo: SocketAddress?
     private var movedSince: UInt64?
-    private var candidates: [Candidate?] = [nil, nil, nil, nil]
+    private var candidates = [Candidate?](repeating: nil, count: Self.candidateSlots)
+    private static let candidateSlots = 256
+    /// The address that may become a source before ``acceptAnySource()``; nil: any.
+    public private(set) var expectedSource: SocketAddress?
+    /// Our own SSRC: datagrams that carry it are collisions (RFC 3550 section 8.2).
+    public var localSSRC: UInt32?
 
     public init(configuration: Configuration = .init()) {
         self.configuration = configuration
+        expectedSource = configuration.expectedSource
     }
+
+    /// Whether any address may become a source (no expected source, or ``acceptAnySource()``).
+    public var acceptsAnySource: Bool { expectedSource == nil }
+
+    /// Lets any address become a source from now on: latching (symmetric RTP), once the SIP
+    /// dialog is established.
+    public mutating func acceptAnySource() { expectedSource = nil }
 
     /// Datagrams dropped for `reason`.
     public func dropped(_ reason: RTPDropReason) -> Int { drops[reason.rawValue] }
@@ -136,6 +162,9 @@ public struct RTPSourceValidator: Sendable {
             guard sequence!.update(header.sequenceNumber) else { return .drop(.badSequence) }
             return accept(header, payload: packet.payload, arrival: arrival, isEvent: isEvent)
         }
+        // Only the locked source and the expected address may go further; never our own SSRC.
+        if let expectedSource, address != expectedSource, address != source { return .drop(.foreignSource) }
+        if header.ssrc == localSSRC { return .drop(.ssrcCollision) }
 
         // Not the locked source: a candidate, which may take over if it is allowed to.
         let silence = source == nil ? UInt64.max : arrival &- lastSeen
@@ -153,27 +182,29 @@ public struct RTPSourceValidator: Sendable {
         return accept(header, payload: packet.payload, arrival: arrival, isEvent: isEvent)
     }
 
-    /// Runs A.1 probation for a candidate; true once it is valid.
+    /// Runs A.1 probation for a candidate; true once it is valid. A new candidate takes the
+    /// slot of its (address, SSRC), whoever was there.
     private mutating func probe(address: SocketAddress, ssrc: UInt32, sequenceNumber: UInt16, arrival: UInt64) -> Bool {
-        var slot = candidates.firstIndex { $0?.source == address && $0?.ssrc == ssrc }
-        if slot == nil {
-            // A new candidate replaces an empty slot or the one heard from longest ago.
-            var oldest = 0
-            for i in candidates.indices {
-                guard let c = candidates[i] else { oldest = i; break }
-                if c.lastSeen < (candidates[oldest]?.lastSeen ?? 0) { oldest = i }
-            }
-            candidates[oldest] = Candidate(source: address, ssrc: ssrc,
-                                           sequence: RTPSequenceState(firstSequence: sequenceNumber), lastSeen: arrival)
-            slot = oldest
+        let i = Self.slot(address, ssrc)
+        if candidates[i]?.source != address || candidates[i]?.ssrc != ssrc {
+            candidates[i] = Candidate(source: address, ssrc: ssrc,
+                                      sequence: RTPSequenceState(firstSequence: sequenceNumber), lastSeen: arrival)
         }
-        let i = slot!
         candidates[i]!.lastSeen = arrival
         return candidates[i]!.sequence.update(sequenceNumber)
     }
 
+    /// The candidate slot of (address, SSRC): `Hasher` is seeded per process, so a sender
+    /// cannot choose SSRCs that land on another's slot.
+    private static func slot(_ address: SocketAddress, _ ssrc: UInt32) -> Int {
+        var hasher = Hasher()
+        hasher.combine(address)
+        hasher.combine(ssrc)
+        return Int(UInt(bitPattern: hasher.finalize()) % UInt(candidateSlots))
+    }
+
     private mutating func lock(address: SocketAddress, ssrc newSSRC: UInt32) {
-        let i = candidates.firstIndex { $0?.source == address && $0?.ssrc == newSSRC }!
+        let i = Self.slot(address, newSSRC)
         source = address
         ssrc = newSSRC
         sequence = candidates[i]!.sequence
@@ -198,11 +229,14 @@ public struct RTPSourceValidator: Sendable {
         return .accept(packet, payload: payload)
     }
 
-    /// Whether RTCP from `address` about `senderSSRC` comes from the locked source:
-    /// the same SSRC and host (RTCP uses another port).
-    public func acceptsRTCP(from address: SocketAddress, senderSSRC: UInt32) -> Bool {
-        guard let source, let ssrc else { return false }
-        return senderSSRC == ssrc && address.sameHost(as: source)
+    /// Whether RTCP from `address` about `senderSSRC` comes from the locked source: its SSRC,
+    /// from its host (RTCP uses another port). While only the expected address may send, as
+    /// strictly as RTP: from the source's own port (rtcp-mux), the next one, or `peerRTCP`
+    /// (the RTCP address the peer declared).
+    public func acceptsRTCP(from address: SocketAddress, senderSSRC: UInt32, peerRTCP: SocketAddress? = nil) -> Bool {
+        guard let source, let ssrc, senderSSRC == ssrc else { return false }
+        guard expectedSource != nil else { return address.sameHost(as: source) }
+        return address == source || address == source.with(port: source.port &+ 1) || address == peerRTCP
     }
 
     /// The locked source said BYE: a new SSRC from its address may take over at once.
@@ -214,6 +248,7 @@ public struct RTPSourceValidator: Sendable {
     public mutating func peerMoved(to address: SocketAddress) {
         movedTo = address
         movedSince = nil
+        if expectedSource != nil { expectedSource = address }
     }
 
     /// Takes the fraction lost since the last call (A.3), for a report block.

@@ -1,3 +1,4 @@
+public import RTP
 import Synchronization
 
 /// One call: its direction, its peer, where it is in its life, and its media statistics.
@@ -14,6 +15,9 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
     public let direction: Direction
     /// The peer's SIP URI.
     public let remoteURI: String
+    /// Where the peer's SIP comes from (the INVITE's source, or where ours went): the next hop,
+    /// which is the peer itself without a proxy.
+    public let remoteAddress: SocketAddress
     /// Every state the call enters, from the one after ``CallState/idle`` to ``CallState/ended(_:)``.
     public let states: AsyncStream<CallState>
     /// The DTMF keys the peer presses (RFC 4733 telephone events), each once, in order.
@@ -33,8 +37,9 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
         let continuation: CheckedContinuation<CallState, Never>
     }
 
-    init(id: String, direction: Direction, remoteURI: String, controller: CallController) {
+    init(id: String, direction: Direction, remoteURI: String, controller: CallController, remoteAddress: SocketAddress) {
         self.id = id
+        self.remoteAddress = remoteAddress
         self.direction = direction
         self.remoteURI = remoteURI
         self.controller = controller

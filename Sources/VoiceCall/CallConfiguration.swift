@@ -47,6 +47,14 @@ public struct CallConfiguration: Sendable {
     public var holdsPeerWhileInterrupted = true
     /// Answers digest challenges from a proxy or registrar (see ``CallController/register(at:expires:)``).
     public var credentials: SIPCredentials?
+    /// How long the peer may send neither RTP nor RTCP before the call ends with
+    /// ``CallEndReason/mediaTimeout`` (and a BYE): a peer that vanished without one would leave
+    /// the call up for ever. Not counted while the call is on hold (by either side) or the peer
+    /// does not send. Nil: never.
+    public var mediaTimeout: Duration? = .seconds(30)
+    /// Which peers may call: given the source address of an INVITE, whether to consider it; the
+    /// others get 403 Forbidden and no call is made. Runs on the controller. Nil: anyone.
+    public var acceptsCallsFrom: (@Sendable (SocketAddress) -> Bool)?
     /// Seconds of the processed uplink to keep for analysis (``CallController/recordedUplink(of:)``); 0: none.
     public var recordUplinkSeconds: Double = 0
 

@@ -46,16 +46,16 @@ public actor CallController {
     public nonisolated let events: AsyncStream<Event>
 
     private let userAgent: SIPUserAgent
-    private let logger: Logger
+    let logger: Logger
     private let incomingContinuation: AsyncStream<Call>.Continuation
     private let eventContinuation: AsyncStream<Event>.Continuation
-    private var records: [String: CallRecord] = [:]
+    var records: [String: CallRecord] = [:]
     private var mediaCallID: String?
     private var observer: AudioSessionObserverToken?
     private var listener: Task<Void, Never>?
     private var finishedUplinks: [String: [Int16]] = [:]
     /// Calls we hold (an interruption told the peer so); read on the SIP thread.
-    private let heldCalls: HeldCalls
+    let heldCalls: HeldCalls
 
     /// Creates a controller listening for SIP on `configuration.sipAddress`.
     ///
@@ -157,7 +157,8 @@ public actor CallController {
                                   telephoneEvents: OpusSDP.telephoneEventFormats)
         let sipCall: SIPCall
         do { sipCall = try userAgent.invite(to: uri, offer: .sdp(offer.text)) } catch { throw .signalling("\(error)") }
-        let call = Call(id: sipCall.callID, direction: .outgoing, remoteURI: target, controller: self)
+        let call = Call(id: sipCall.callID, direction: .outgoing, remoteURI: target, controller: self,
+                        remoteAddress: sipCall.remoteAddress)
         call.apply(.dial)
         records[call.id] = CallRecord(call: call, sip: sipCall, ports: ports)
         mediaCallID = call.id
@@ -168,6 +169,11 @@ public actor CallController {
     // MARK: Incoming
 
     private func incoming(_ sipCall: SIPCall) {
+        guard configuration.acceptsCallsFrom?(sipCall.remoteAddress) ?? true else {
+            logger.notice("call \(sipCall.callID) from \(sipCall.remoteAddress) refused: not an address calls are accepted from")
+            try? sipCall.reject(status: 403, reason: "Forbidden")
+            return
+        }
         guard mediaCallID == nil else {
             try? sipCall.reject(status: 486, reason: "Busy Here")
             return
@@ -176,13 +182,14 @@ public actor CallController {
         // offer in the 2xx; the caller's answer comes with its ACK (RFC 3261 section 13.2.1).
         var offer: SessionDescription?
         if let body = sipCall.offer {
-            guard let parsed = Self.description(in: body), (try? OpusSDP.stream(in: parsed)) != nil else {
+            guard let parsed = Self.usableOffer(body) else {
                 try? sipCall.reject(status: 488, reason: "Not Acceptable Here")
                 return
             }
             offer = parsed
         }
-        let call = Call(id: sipCall.callID, direction: .incoming, remoteURI: "\(sipCall.remote)", controller: self)
+        let call = Call(id: sipCall.callID, direction: .incoming, remoteURI: "\(sipCall.remote)", controller: self,
+                        remoteAddress: sipCall.remoteAddress)
         call.apply(.incoming)
         records[call.id] = CallRecord(call: call, sip: sipCall, ports: nil, offer: offer)
         mediaCallID = call.id
@@ -288,11 +295,13 @@ public actor CallController {
             if let body { records[call.id]?.earlyAnswer = body }
         case let .confirmed(body):
             // An INVITE without an offer: the caller's answer came with the ACK.
-            guard let record = records[call.id], record.offer == nil, record.media == nil, call.state == .active else { return }
-            startMedia(call.id, answer: body, then: {})
+            guard let record = records[call.id], call.state == .active else { return }
+            if record.offer == nil, record.media == nil { startMedia(call.id, answer: body, then: {}) }
+            dialogEstablished(call.id)
         case let .answered(body):
             guard call.state == .outgoingRinging, let record = records[call.id] else { return }
             startMedia(call.id, answer: body ?? record.earlyAnswer, then: { call.apply(.answered) })
+            dialogEstablished(call.id)
         case let .reoffered(body):
             peerChanged(body, call)
         case let .reinviteAnswered(body):
@@ -421,6 +430,8 @@ public actor CallController {
             var rtpConfiguration = RTPSessionConfiguration(
                 localAddress: ports.rtp, remoteAddress: remoteAddress, remoteRTCPAddress: rtcpAddress,
                 rtcpMux: mux, payloadType: remote.payloadType, opus: codec)
+            // Only the address the peer declared may become its source (a relay forwards from its own).
+            if configuration.mediaPath == nil { rtpConfiguration.validator.expectedSource = try Self.peerAddress(remote) }
             rtpConfiguration.telephoneEvents = remote.telephoneEvents
             // Another address family (a peer that advertises IPv6 while it talks to us over IPv4):
             // nothing we send there arrives.
@@ -445,6 +456,7 @@ public actor CallController {
             record.remote = remote
             records[id] = record
             try media.start()
+            record.watchdog = watchMedia(id)
             let call = record.call
             Task { for await event in rtp.receivedTelephoneEvents { if let key = event.key { call.received(key) } } }
             record.io = try? beginIO(id, media)
@@ -467,8 +479,8 @@ public actor CallController {
     }
 
     /// Where RTP and RTCP go for the peer's stream `remote` (through `mediaPath` when set).
-    private func destinations(of remote: OpusStreamDescription, mux: Bool) throws(SocketError) -> (rtp: SocketAddress, rtcp: SocketAddress?) {
-        let peer = try SocketAddress(host: remote.address, port: UInt16(clamping: remote.port))
+    private func destinations(of remote: OpusStreamDescription, mux: Bool) throws(CallError) -> (rtp: SocketAddress, rtcp: SocketAddress?) {
+        let peer = try Self.peerAddress(remote)
         var rtcp = remote.rtcpPort.flatMap { try? SocketAddress(host: remote.address, port: UInt16(clamping: $0)) }
         if configuration.mediaPath != nil, rtcp == nil { rtcp = mux ? peer : peer.with(port: peer.port &+ 1) }
         return (configuration.mediaPath?(peer) ?? peer, rtcp)
@@ -500,6 +512,8 @@ public actor CallController {
         record.io?.end()
         record.io = nil
         record.media = nil
+        record.watchdog?.cancel()
+        record.watchdog = nil
         records[id] = record
         if session.isActive {
             do { try session.setActive(false, options: .notifyOthersOnDeactivation) } catch {
@@ -533,7 +547,7 @@ public actor CallController {
 
     private static let deviceRetryWindow = Duration.seconds(2)
 
-    private func end(_ id: String, _ reason: CallEndReason) {
+    func end(_ id: String, _ reason: CallEndReason) {
         guard let record = records[id] else { return }
         stopMedia(id)
         record.call.apply(.ended(reason))
@@ -642,7 +656,7 @@ public actor CallController {
 /// thread (which reads when it answers a re-offer).
 ///
 /// Thread safety: safe from any thread; a leaf lock.
-private final class HeldCalls: Sendable {
+final class HeldCalls: Sendable {
     private let ids = Mutex<Set<String>>([])
 
     func contains(_ id: String) -> Bool { ids.withLock { $0.contains(id) } }
@@ -655,7 +669,7 @@ private final class HeldCalls: Sendable {
 }
 
 /// What the controller keeps per call.
-private struct CallRecord {
+struct CallRecord {
     let call: Call
     let sip: SIPCall
     var ports: PortReservation?
@@ -668,6 +682,10 @@ private struct CallRecord {
     var io: IOActivity?
     /// When the audio device was last opened again after a failure.
     var deviceReopenedAt: ContinuousClock.Instant?
+    /// Ends the call when the peer falls silent (``CallConfiguration/mediaTimeout``).
+    var watchdog: Task<Void, Never>?
+    /// When the media started or was last excepted from the timeout (a hold), monotonic nanoseconds.
+    var mediaQuietSince: UInt64 = 0
 
     init(call: Call, sip: SIPCall, ports: PortReservation?, offer: SessionDescription? = nil) {
         self.call = call

@@ -63,6 +63,9 @@ public enum CallEndReason: Sendable, Equatable, CustomStringConvertible {
     /// The audio device failed mid-call (a sound server that died or stalled, a device that
     /// was unplugged) and could not be opened again, with what happened.
     case deviceFailed(String)
+    /// Neither RTP nor RTCP came from the peer for ``CallConfiguration/mediaTimeout`` while the
+    /// call was not on hold: the peer vanished without a BYE (we send one).
+    case mediaTimeout
     /// Any other failure, with what happened.
     case failed(String)
 
@@ -77,6 +80,7 @@ public enum CallEndReason: Sendable, Equatable, CustomStringConvertible {
         case .notAcceptable: "no common codec"
         case .noAnswer: "no answer"
         case let .deviceFailed(why): "audio device failed: \(why)"
+        case .mediaTimeout: "no media from the peer"
         case let .failed(why): "failed: \(why)"
         }
     }

@@ -15,7 +15,8 @@ final class Phone: Sendable {
     let session: AudioSession
     let controller: CallController
 
-    init(_ name: String, options: AudioSession.CategoryOptions = [], latching: MediaLatching = .whenUnreachable) throws {
+    init(_ name: String, options: AudioSession.CategoryOptions = [], latching: MediaLatching = .whenUnreachable,
+         configure: (inout CallConfiguration) -> Void = { _ in }) throws {
         system = AudioSystem(hardware: hardware)
         session = system.makeSession(name: name)
         let speech = Tone.sine(frequency: 300, sampleRate: 16000, seconds: 1, amplitude: 0.05)
@@ -26,6 +27,7 @@ final class Phone: Sendable {
         }, categoryOptions: options)
         configuration.preferredSampleRate = 16000
         configuration.mediaLatching = latching
+        configure(&configuration)
         controller = try CallController(configuration: configuration, session: session)
     }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import RTP
 import SIP
 import AudioIO
 import AudioSession
@@ -34,7 +35,7 @@ final class PhoneEndpoint: Sendable {
     private let output: String?
     private let speakerOverride = Mutex(false)
 
-    init(options: PhoneOptions, defaultSIP: String) throws {
+    init(options: PhoneOptions, defaultSIP: String, acceptsCallsFrom: (@Sendable (SocketAddress) -> Bool)? = nil) throws {
         route = options.route
         output = options.output
         var configuration = CallConfiguration(sipAddress: options.sip ?? defaultSIP, userName: options.user)
@@ -42,6 +43,7 @@ final class PhoneEndpoint: Sendable {
         configuration.codec.bitrate = options.bitrate
         if options.noVoiceProcessing { configuration.voiceProcessing.mode = .other }
         configuration.credentials = try options.credentials()
+        configuration.acceptsCallsFrom = acceptsCallsFrom
         let hardware: any AudioHardware
         if let map = try options.soundCardPorts() {
             let sensor: any ProximitySensor
@@ -73,14 +75,15 @@ final class PhoneEndpoint: Sendable {
 
     /// An endpoint whose audio is known to work: the input file reads, the sound card's PCMs
     /// open (each in the call's format), or the failure is thrown in words a user can act on.
-    static func checked(options: PhoneOptions, defaultSIP: String) throws -> PhoneEndpoint {
+    static func checked(options: PhoneOptions, defaultSIP: String,
+                        acceptsCallsFrom: (@Sendable (SocketAddress) -> Bool)? = nil) throws -> PhoneEndpoint {
         do {
             if let input = options.input { _ = try SpeechFiles.load(input, sampleRate: options.rate) }
             if let map = try options.soundCardPorts() {
                 try ALSAAudioHardware(routeMap: map).checkDevices(
                     IOFormat(sampleRate: options.rate, ioBufferDuration: CallConfiguration(sipAddress: defaultSIP).preferredIOBufferDuration))
             }
-            return try PhoneEndpoint(options: options, defaultSIP: defaultSIP)
+            return try PhoneEndpoint(options: options, defaultSIP: defaultSIP, acceptsCallsFrom: acceptsCallsFrom)
         } catch let error as ValidationError {
             throw error
         } catch {
