@@ -38,11 +38,16 @@ public struct ScenarioConfiguration: Sendable, Equatable {
     public var echoLevelDBFS: Double
     /// Seed for the room geometry, the noise and a decaying-noise response.
     public var seed: UInt64
+    /// Whether the loudspeaker reaches the microphone at all. Without an echo path (a headset
+    /// with no leak, a far end played on another device) the microphone holds only the near end
+    /// and the noise, still set relative to ``echoLevelDBFS``, so levels compare with the
+    /// scenarios that have an echo.
+    public var hasEchoPath: Bool
 
     public init(sampleRate: Int = 16000, duration: Double = 20, room: Room = .shoebox(rt60: 0.3), bulkDelay: Double = 0.005,
                 driftPPM: Double = 0, nonlinearity: LoudspeakerNonlinearity = .none, signalToEchoDB: Double = 0,
                 echoToNoiseDB: Double = 40, pathChangeTime: Double? = nil, doubleTalk: Range<Double>? = 8..<14,
-                farLevelDBFS: Double = -20, echoLevelDBFS: Double = -26, seed: UInt64 = 1) {
+                farLevelDBFS: Double = -20, echoLevelDBFS: Double = -26, seed: UInt64 = 1, hasEchoPath: Bool = true) {
         self.sampleRate = sampleRate
         self.duration = duration
         self.room = room
@@ -56,6 +61,7 @@ public struct ScenarioConfiguration: Sendable, Equatable {
         self.farLevelDBFS = farLevelDBFS
         self.echoLevelDBFS = echoLevelDBFS
         self.seed = seed
+        self.hasEchoPath = hasEchoPath
     }
 }
 
@@ -173,7 +179,7 @@ public struct Scenario: Sendable {
         let rawEcho = try EchoPath.render(path, signal: far)
         let rawLevel = SignalLevels.activePower(rawEcho, sampleRate: fs)
         guard rawLevel > 0 else { throw EchoPathError("the echo is silent") }
-        let echoGain = Float((Math.pow(10, c.echoLevelDBFS / 10) / rawLevel).squareRoot())
+        let echoGain = c.hasEchoPath ? Float((Math.pow(10, c.echoLevelDBFS / 10) / rawLevel).squareRoot()) : 0
         let echo = rawEcho.map { $0 * echoGain }
         let echoPower = Math.pow(10, c.echoLevelDBFS / 10)
 

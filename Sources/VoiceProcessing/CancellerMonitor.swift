@@ -20,6 +20,8 @@ final class CancellerMonitor {
     /// Far-end frame energy (16-bit units, summed over a frame) above which the far end is
     /// active: -50 dBFS mean power.
     private let farThreshold: Double
+    /// Whether the far end played in the last frame (above ``farThreshold``).
+    private(set) var isFarActive = false
     private var captureAverage = 0.0
     private var outputAverage = 0.0
     private var hasAverage = false
@@ -54,7 +56,8 @@ final class CancellerMonitor {
 
     func update(capture: UnsafePointer<Int16>, reference: UnsafePointer<Int16>, output: UnsafePointer<Int16>) -> Verdict {
         let (sd, sx, se) = frameEnergies(capture, reference, output, count: frameSize)
-        guard sx > farThreshold else {
+        isFarActive = sx > farThreshold
+        guard isFarActive else {
             divergentFrames = 0
             return .normal
         }

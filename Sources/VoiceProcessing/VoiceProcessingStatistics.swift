@@ -31,6 +31,9 @@ public struct VoiceProcessingStatistics: Sendable, Equatable {
     public var otherAudioGain: Float
     /// Times the canceller was reset: realignments, divergence, detected echo-path changes.
     public var cancellerResets: Int
+    /// Whether the microphone hears the far end: while it is ``EchoPathState/absent`` the near end
+    /// is neither gated nor suppressed.
+    public var echoPath: EchoPathState
     /// Processing frames run so far.
     public var framesProcessed: Int
     /// Capture delay the unit adds (framing and rate conversion), in milliseconds.
@@ -61,6 +64,7 @@ final class SharedState: Sendable {
     let speakingWhileMuted = Atomic<Bool>(false)
     let otherAudioGain = Atomic<UInt32>(Float(1).bitPattern)
     let resets = Atomic<Int>(0)
+    let echoPath = Atomic<UInt8>(EchoPathState.unknown.rawValue)
     let frames = Atomic<Int>(0)
     let addedLatency = Atomic<UInt64>(0)
 

@@ -30,7 +30,7 @@ import Synchronization
 /// Swift concurrency; all its memory is allocated in `init`.
 public final class VoiceProcessingUnit {
     public let configuration: VoiceProcessingConfiguration
-    private let shared = SharedState()
+    let shared = SharedState()
 
     // MARK: I/O-thread state (touched only by `process` and what it calls)
 
@@ -49,6 +49,17 @@ public final class VoiceProcessingUnit {
     private let drift: DriftEstimator?
     private let alignment: EchoAlignment
     private let monitor: CancellerMonitor
+    /// Whether the microphone hears the far end at all: with no echo path, nothing is gated or suppressed.
+    private let echoPath: EchoPathDetector
+    /// The canceller whose state the preprocessor reads for residual echo suppression (nil: none),
+    /// and whether it is attached now (it is detached while the echo path is absent).
+    private let suppressionSource: SpeexMDFEchoCanceller?
+    private var isSuppressionAttached = false
+    /// Whether the capture, not the canceller's output, goes on to the preprocessor (no echo path).
+    private var isPassingCapture = false
+    /// The canceller's own DC notch, for the capture passed on without it; `notched` is its output.
+    private var notch: DCNotch
+    private let notched: UnsafeMutablePointer<Int16>
     /// Suppresses the echo until the canceller has converged (nil without residual echo suppression).
     private let startupGate: StartupEchoGate?
     /// How far ahead of the reference the startup gate also looks, in samples (40 ms).
@@ -109,8 +120,10 @@ public final class VoiceProcessingUnit {
         }
         do {
             preprocessor = try c.makePreprocessor(frameSize: frame, sampleRate: fp)
-            if c.suppressesResidualEcho, let speex = canceller as? SpeexMDFEchoCanceller {
-                preprocessor.attach(speex.canceller)
+            suppressionSource = c.suppressesResidualEcho ? canceller as? SpeexMDFEchoCanceller : nil
+            if let suppressionSource {
+                preprocessor.attach(suppressionSource.canceller)
+                isSuppressionAttached = true
             }
             if fd != fp {
                 captureDown = try Resampler(from: fd, to: fp)
@@ -142,6 +155,9 @@ public final class VoiceProcessingUnit {
         frameIn = .allocate(capacity: frame)
         frameReference = .allocate(capacity: frame)
         frameOut = .allocate(capacity: frame)
+        notched = .allocate(capacity: frame)
+        notched.initialize(repeating: 0, count: frame)
+        notch = DCNotch(sampleRate: fp)
         referenceFloat = .allocate(capacity: frame)
         captureFloat = .allocate(capacity: frame)
         renderScratch.initialize(repeating: 0, count: scratchCapacity)
@@ -168,6 +184,7 @@ public final class VoiceProcessingUnit {
         let maxDelay = (fixed ?? 0) + Double(estimator?.maximumMinimumLag ?? 0) + c.maximumEchoDelay * Double(fp)
         ring = ReferenceRing(span: Int(maxDelay) + 2 * scratchCapacity)
         monitor = CancellerMonitor(frameSize: frame, sampleRate: fp)
+        echoPath = EchoPathDetector(frameSize: frame, sampleRate: fp)
         startupGate = c.suppressesResidualEcho && canceller is SpeexMDFEchoCanceller
             ? StartupEchoGate(frameSize: frame, sampleRate: fp) : nil
         startupGateLead = 0.04 * Double(fp)
@@ -184,65 +201,8 @@ public final class VoiceProcessingUnit {
     deinit {
         renderScratch.deallocate(); captureScratch.deallocate(); floatScratch.deallocate()
         processedScratch.deallocate(); deviceScratch.deallocate()
-        frameIn.deallocate(); frameReference.deallocate(); frameOut.deallocate()
+        frameIn.deallocate(); frameReference.deallocate(); frameOut.deallocate(); notched.deallocate()
         referenceFloat.deallocate(); captureFloat.deallocate()
-    }
-
-    // MARK: Controls (any thread)
-
-    /// Leaves the capture untouched (bit-exact) while processing continues in the background.
-    public var isBypassed: Bool {
-        get { shared.bypass.load(ordering: .relaxed) }
-        set { shared.bypass.store(newValue, ordering: .relaxed) }
-    }
-
-    /// Sends zeros uplink; voice activity is still detected, and speech is reported as events.
-    public var isInputMuted: Bool {
-        get { shared.muted.load(ordering: .relaxed) }
-        set { shared.muted.store(newValue, ordering: .relaxed) }
-    }
-
-    /// Automatic gain control (on by default); takes effect at the next period.
-    public var isAGCEnabled: Bool {
-        get { shared.agc.load(ordering: .relaxed) }
-        set { shared.agc.store(newValue, ordering: .relaxed) }
-    }
-
-    /// The session mode; in modes other than voice and video chat the unit is transparent.
-    public var mode: VoiceProcessingMode {
-        get { VoiceProcessingMode(rawValue: shared.mode.load(ordering: .relaxed)) ?? .other }
-        set { shared.mode.store(newValue.rawValue, ordering: .relaxed) }
-    }
-
-    /// Ducking of other audio; read the resulting gain from ``statistics``.
-    public var ducking: OtherAudioDucking {
-        get {
-            OtherAudioDucking(isAdvanced: shared.duckingAdvanced.load(ordering: .relaxed),
-                              level: DuckingLevel(rawValue: shared.duckingLevel.load(ordering: .relaxed)) ?? .default)
-        }
-        set {
-            shared.duckingAdvanced.store(newValue.isAdvanced, ordering: .relaxed)
-            shared.duckingLevel.store(newValue.level.rawValue, ordering: .relaxed)
-        }
-    }
-
-    /// What the unit measures now.
-    public var statistics: VoiceProcessingStatistics {
-        let fp = Double(configuration.processingSampleRate)
-        return VoiceProcessingStatistics(
-            estimatedDelayMs: SharedState.load(shared.estimatedDelay).map { $0 / fp * 1000 },
-            deviceDelayMs: SharedState.load(shared.deviceDelay).map { $0 / fp * 1000 },
-            referenceDelayMs: (SharedState.load(shared.referenceDelay) ?? 0) / fp * 1000,
-            driftPPM: SharedState.load(shared.drift),
-            erleDB: SharedState.load(shared.erle),
-            isVoiceActive: shared.voiceActive.load(ordering: .relaxed),
-            speechWhileMutedEvents: shared.mutedSpeechEvents.load(ordering: .relaxed),
-            isSpeakingWhileMuted: shared.speakingWhileMuted.load(ordering: .relaxed),
-            isBypassed: isBypassed, isInputMuted: isInputMuted, isAGCEnabled: isAGCEnabled, mode: mode,
-            otherAudioGain: Float(bitPattern: shared.otherAudioGain.load(ordering: .relaxed)),
-            cancellerResets: shared.resets.load(ordering: .relaxed),
-            framesProcessed: shared.frames.load(ordering: .relaxed),
-            addedLatencyMs: (SharedState.load(shared.addedLatency) ?? 0) * 1000)
     }
 
     // MARK: Processing (I/O thread)
@@ -358,14 +318,23 @@ public final class VoiceProcessingUnit {
         canceller.cancel(capture: UnsafeBufferPointer(start: frameIn, count: frame),
                          reference: UnsafeBufferPointer(start: frameReference, count: frame),
                          output: UnsafeMutableBufferPointer(start: frameOut, count: frame))
-        if monitor.update(capture: frameIn, reference: frameReference, output: frameOut) == .diverged {
+        // With no echo path the canceller's output is not used (below), so a divergence there
+        // does not matter; resetting it would only put it back into its fastest adaptation.
+        if monitor.update(capture: frameIn, reference: frameReference, output: frameOut) == .diverged
+            && echoPath.state != .absent {
             restartCanceller()
         }
+        echoPath.frame(farActive: monitor.isFarActive)
         // Delay and drift, from the raw streams.
         if let estimator {
             for i in 0..<frame { captureFloat[i] = Float(frameIn[i]) * (1 / 32768) }
             if let e = estimator.pushCapture(captureFloat, frame) {
-                if alignment.updateEstimate(delay: e.delay, onset: e.onset, confidence: e.confidence, at: e.time) {
+                echoPath.hop(confidence: e.confidence, cancellerERLE: monitor.erleDB)
+                followEchoPath()
+                // Without an echo path a chance peak may move the reference; the canceller's output
+                // is not used then, and a real echo's first peak re-places it (and resets) anyway.
+                if alignment.updateEstimate(delay: e.delay, onset: e.onset, confidence: e.confidence, at: e.time)
+                    && echoPath.state != .absent {
                     restartCanceller()
                 }
                 if let drift, let tracked = e.trackedDelay {
@@ -379,7 +348,8 @@ public final class VoiceProcessingUnit {
         }
 
         if deviceFIFO == nil { linearFIFO.push(frameOut, frame) }  // the linear output exists without resampling only
-        if let startupGate, startupGate.isActive {
+        passCaptureWithoutEcho()
+        if let startupGate, startupGate.isActive, echoPath.state != .absent {
             // The far end 40 ms ahead of the reference too, in case the delay (not yet estimated
             // at the start) is placed late and the echo comes before its reference.
             ring.read(from: Double(n0) - max(0, (d - startupGateLead).rounded(.down)), step: 1, count: frame, into: referenceFloat)
@@ -392,6 +362,41 @@ public final class VoiceProcessingUnit {
         outFIFO.push(frameOut, frame)
         captureIndex += frame
         shared.frames.add(1, ordering: .relaxed)
+    }
+
+    /// Residual echo suppression only where there is an echo: SpeexDSP's follows the far end's
+    /// activity through the canceller's state even when the microphone holds none of it, and
+    /// then eats into the near end. Detached, the preprocessor's echo estimate is zero at once
+    /// (noise suppression and AGC go on as before); attached again, it restarts from the
+    /// canceller's current residual.
+    private func followEchoPath() {
+        guard let suppressionSource else { return }
+        let wanted = echoPath.state != .absent
+        guard wanted != isSuppressionAttached else { return }
+        if wanted { preprocessor.attach(suppressionSource.canceller) } else { preprocessor.detachEchoCanceller() }
+        isSuppressionAttached = wanted
+    }
+
+    /// With no echo path, the microphone goes on as it is: a canceller with nothing to cancel
+    /// still adapts to chance correlations between the near end and the far end, and in echo-free
+    /// double talk SpeexDSP's MDF then added a far-end-shaped error only 7 dB under the near end
+    /// (`aecbench suite`, `echofree`). It keeps running on the side, so the echo-path detector
+    /// and the canceller's ERLE still see an echo that appears. Switches crossfade over a frame.
+    private func passCaptureWithoutEcho() {
+        // The notch runs on every frame, so its state has settled whenever it is switched in.
+        notch.process(frameIn, into: notched, count: frame)
+        let pass = echoPath.state == .absent
+        guard pass || isPassingCapture else { return }
+        if pass == isPassingCapture {
+            frameOut.update(from: notched, count: frame)
+            return
+        }
+        let step = 1 / Float(frame)
+        for i in 0..<frame {
+            let w = pass ? step * Float(i + 1) : 1 - step * Float(i + 1)
+            frameOut[i] = Int16(clamping: Int((w * Float(notched[i]) + (1 - w) * Float(frameOut[i])).rounded()))
+        }
+        isPassingCapture = pass
     }
 
     /// Applies control changes made by other threads.
@@ -417,6 +422,10 @@ public final class VoiceProcessingUnit {
         drift?.reset()
         alignment.reset()
         monitor.reset()
+        echoPath.reset()
+        followEchoPath()
+        isPassingCapture = false
+        notch.reset()
         speechDetector.reset()
         canceller.reset()
         startupGate?.rearm()
@@ -434,6 +443,7 @@ public final class VoiceProcessingUnit {
         // The drift being compensated (the last confident estimate), nil before the first.
         SharedState.store(alignment.hasSlope ? alignment.slope / (1 - alignment.slope) * 1e6 : nil, shared.drift)
         SharedState.store(monitor.erleDB, shared.erle)
+        shared.echoPath.store(echoPath.state.rawValue, ordering: .relaxed)
         shared.voiceActive.store(activity.isNearEndActive, ordering: .relaxed)
         shared.mutedSpeechEvents.store(activity.mutedSpeechEvents, ordering: .relaxed)
         shared.speakingWhileMuted.store(activity.isSpeakingWhileMuted, ordering: .relaxed)
@@ -453,29 +463,3 @@ public final class VoiceProcessingUnit {
 // is touched only by `process`, which one thread calls at a time (the documented contract,
 // like any real-time callback's); everything other threads touch is in `SharedState`, atomics.
 extension VoiceProcessingUnit: @unchecked Sendable {}
-
-/// A SpeexDSP resampler in a class, so the unit can hold an optional one. Quality 3 (SpeexDSP's
-/// VoIP setting): about 1.5 ms each way between 48 and 16 kHz, on the uplink's latency budget.
-final class Resampler {
-    let resampler: SpeexResampler
-
-    init(from input: Int, to output: Int) throws(SpeexError) {
-        resampler = try SpeexResampler(channels: 1, inputRate: input, outputRate: output, quality: 3)
-    }
-
-    /// Converts all of `input`; returns the samples written to `output`.
-    func convert(_ input: UnsafePointer<Int16>, _ n: Int, into output: UnsafeMutablePointer<Int16>, capacity: Int) -> Int {
-        var consumed = 0, produced = 0
-        while consumed < n && produced < capacity {
-            let r = resampler.process(input: UnsafeBufferPointer(start: input + consumed, count: n - consumed),
-                                      output: UnsafeMutableBufferPointer(start: output + produced, count: capacity - produced))
-            consumed += r.consumed
-            produced += r.produced
-            if r.consumed == 0 && r.produced == 0 { break }
-        }
-        return produced
-    }
-
-    var outputLatency: Int { resampler.outputLatency }
-    func reset() { resampler.reset() }
-}

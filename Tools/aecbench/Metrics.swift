@@ -18,6 +18,21 @@ struct Metrics: Codable {
     var addedDelayMs: Double?
     var pesq: Double?
     var stoi: Double?
+    /// PESQ-WB of the same near end processed with the far end silent: what the double talk's
+    /// score is compared with where the microphone hears no echo (the `echofree` scenario).
+    var pesqFarSilent: Double?
+    /// AECMOS (`Tools/scoring/mos.py`): echo MOS over far-end single talk after 2 s; echo and
+    /// degradation MOS over double talk; blind echo and degradation MOS over a whole recording
+    /// without ground truth.
+    var aecmosEchoST: Double?
+    var aecmosEchoDT: Double?
+    var aecmosDegDT: Double?
+    var aecmosEcho: Double?
+    var aecmosDeg: Double?
+    /// DNSMOS P.835 of the output over double talk (the whole output without it).
+    var dnsmosSIG: Double?
+    var dnsmosBAK: Double?
+    var dnsmosOVRL: Double?
     var estimatedDelayMs: Double?
     var estimatedDriftPPM: Double?
     var realtimeFactor: Double?
@@ -31,7 +46,10 @@ struct Metrics: Codable {
         case erleDB = "erle_db", linearERLEDB = "linear_erle_db", convergenceS = "convergence_s"
         case linearConvergenceS = "linear_convergence_s", postDoubleTalkERLEDB = "post_double_talk_erle_db"
         case pathChangeRecoveryS = "path_change_recovery_s", linearPathChangeRecoveryS = "linear_path_change_recovery_s"
-        case addedDelayMs = "added_delay_ms", pesq, stoi, estimatedDelayMs = "estimated_delay_ms"
+        case addedDelayMs = "added_delay_ms", pesq, stoi, pesqFarSilent = "pesq_far_silent",
+             aecmosEchoST = "aecmos_echo_st", aecmosEchoDT = "aecmos_echo_dt", aecmosDegDT = "aecmos_deg_dt",
+             aecmosEcho = "aecmos_echo", aecmosDeg = "aecmos_deg", dnsmosSIG = "dnsmos_sig", dnsmosBAK = "dnsmos_bak",
+             dnsmosOVRL = "dnsmos_ovrl", estimatedDelayMs = "estimated_delay_ms"
         case estimatedDriftPPM = "estimated_drift_ppm", realtimeFactor = "realtime_factor", cancellerResets = "canceller_resets"
         case erleOverTime = "erle_over_time_db", linearERLEOverTime = "linear_erle_over_time_db"
     }

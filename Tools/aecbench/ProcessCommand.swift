@@ -39,6 +39,8 @@ struct ProcessCommand: ParsableCommand {
     var scenario: String?
     @Flag(help: "Also score the double-talk near end with PESQ and STOI (Tools/score; needs ground truth).")
     var pesq = false
+    @Flag(help: "Also score the output with AECMOS and DNSMOS (Tools/scoring/mos.py): by segment with ground truth, blind without.")
+    var mos = false
     @Flag(help: "Print one JSON object as the last line.")
     var json = false
 
@@ -82,11 +84,24 @@ struct ProcessCommand: ParsableCommand {
             }
         }
         metrics.record(result, sampleRate: fs)
+        if mos && ListeningScores.isAvailable(install: true) {
+            let truth = try ScenarioFiles.groundTruth(in: folder).flatMap { $0.sampleRate == fs ? $0 : nil }
+            var job = truth.map { SuiteCommand.listeningJob(id: 0, folder: folder, engine: engine, truth: $0) }
+                ?? ListeningScores.Job(id: 0, far: far, mic: mic, out: out)
+            job.far = far
+            job.mic = mic
+            job.out = out
+            if let scores = ListeningScores.score([job], workDirectory: work)[0] { metrics.record(listening: scores) }
+        }
 
         func f(_ v: Double?, _ format: String = "%.1f") -> String { v.map { String(format: format, $0) } ?? "-" }
         print("\(engine.title): ERLE \(f(metrics.erleDB)) dB (linear \(f(metrics.linearERLEDB)) dB), "
               + "delay \(f(metrics.estimatedDelayMs)) ms, drift \(f(metrics.estimatedDriftPPM)) ppm, "
               + "realtime factor \(f(metrics.realtimeFactor, "%.4f"))")
+        if mos {
+            print("AECMOS echo \(f(metrics.aecmosEchoST ?? metrics.aecmosEcho, "%.2f")), degradation \(f(metrics.aecmosDegDT ?? metrics.aecmosDeg, "%.2f")); "
+                  + "DNSMOS SIG \(f(metrics.dnsmosSIG, "%.2f")) BAK \(f(metrics.dnsmosBAK, "%.2f")) OVRL \(f(metrics.dnsmosOVRL, "%.2f"))")
+        }
         if json {
             var object = dictionary(metrics)
             for key in ["erle_db", "linear_erle_db", "estimated_delay_ms", "estimated_drift_ppm", "realtime_factor"]

@@ -25,6 +25,8 @@ struct ScenarioDescription: Codable {
     var doubleTalkS: [Double]?
     var farSingleTalkS: [[Double]]
     var echoGain: Double
+    /// False when the microphone hears no echo at all (absent in older files: true).
+    var hasEchoPath: Bool?
     var seed: UInt64
     var farFile: String?
     var nearFile: String?
@@ -35,7 +37,8 @@ struct ScenarioDescription: Codable {
         case loudspeakerM = "loudspeaker_m", microphoneM = "microphone_m", movedLoudspeakerM = "moved_loudspeaker_m"
         case rirFile = "rir_file", bulkDelayMs = "bulk_delay_ms", driftPPM = "drift_ppm", nonlinear
         case distortionDB = "distortion_db", serDB = "ser_db", enrDB = "enr_db", pathChangeS = "path_change_s"
-        case doubleTalkS = "double_talk_s", farSingleTalkS = "far_single_talk_s", echoGain = "echo_gain", seed
+        case doubleTalkS = "double_talk_s", farSingleTalkS = "far_single_talk_s", echoGain = "echo_gain"
+        case hasEchoPath = "echo_path", seed
         case farFile = "far_file", nearFile = "near_file", clippedSamples = "clipped_samples"
     }
 
@@ -65,6 +68,7 @@ struct ScenarioDescription: Codable {
         doubleTalkS = s.doubleTalk.map { [Double($0.lowerBound) / fs, Double($0.upperBound) / fs] }
         farSingleTalkS = s.farSingleTalk.map { [Double($0.lowerBound) / fs, Double($0.upperBound) / fs] }
         echoGain = Double(s.echoGain)
+        hasEchoPath = c.hasEchoPath
         seed = c.seed
         self.farFile = farFile
         self.nearFile = nearFile

@@ -3,39 +3,6 @@ import Foundation
 import RoomAcoustics
 import WAV
 
-/// One of the standard scenarios: the base call with one thing changed.
-struct SuiteScenario {
-    var name: String
-    var summary: String
-    var change: @Sendable (inout ScenarioConfiguration) -> Void
-
-    /// 20 s at 16 kHz; the far end talks throughout, the near end from 8 to 14 s.
-    static let all: [SuiteScenario] = [
-        SuiteScenario(name: "base", summary: "RT60 0.3 s, 5 ms delay, SER 0 dB, ENR 40 dB") { _ in },
-        SuiteScenario(name: "doubletalk", summary: "base, near end 6 dB below the echo (SER -6 dB)") { $0.signalToEchoDB = -6 },
-        SuiteScenario(name: "nonlinear", summary: "base, mild loudspeaker distortion (about -24 dB)") { $0.nonlinearity = .mild },
-        SuiteScenario(name: "delay150", summary: "base, 150 ms bulk delay") { $0.bulkDelay = 0.150 },
-        SuiteScenario(name: "drift50", summary: "base, capture clock 50 ppm fast") { $0.driftPPM = 50 },
-        SuiteScenario(name: "pathchange", summary: "base, the loudspeaker moves at 16 s") { $0.pathChangeTime = 16 },
-        SuiteScenario(name: "noise", summary: "base, pink noise 15 dB below the echo (ENR 15 dB)") { $0.echoToNoiseDB = 15 },
-    ]
-
-    /// Far-end and near-end talkers per seed: always two different people.
-    static let talkers: [(far: String, near: String)] = [
-        ("en_f_congrats_16k.wav", "fr_f_msginstruct_16k.wav"),
-        ("fr_f_congrats_16k.wav", "en_m_librivox_16k.wav"),
-        ("en_f_echotest_16k.wav", "fr_f_congrats_16k.wav"),
-    ]
-}
-
-/// A target of issue 5, checked against the suite's medians.
-struct Target {
-    var name: String
-    var requirement: String
-    var value: (Engine) -> Double?
-    var met: (Double) -> Bool
-}
-
 struct SuiteCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "suite",
@@ -61,6 +28,8 @@ struct SuiteCommand: ParsableCommand {
     var noAEC3 = false
     @Flag(name: .customLong("no-pesq"), help: "Skip PESQ and STOI.")
     var noPESQ = false
+    @Flag(name: .customLong("no-mos"), help: "Skip AECMOS and DNSMOS (Tools/scoring/mos.py).")
+    var noMOS = false
     @Option(help: "Speech folder (default: Tests/Fixtures/speech).")
     var speech: String?
     @Option(help: "Room model: shoebox (image method, the default) or decaying-noise (exponentially decaying noise).")
@@ -88,6 +57,12 @@ struct SuiteCommand: ParsableCommand {
         }
         let scoring = !noPESQ && SpeechQuality.isAvailable()
         if !noPESQ && !scoring { note("Tools/score not found: PESQ and STOI left out") }
+        let listening = !noMOS && ListeningScores.isAvailable(install: true)
+        if !noMOS && !listening { note("speechmos unavailable (Python or its install failed): AECMOS and DNSMOS left out") }
+        var jobs: [ListeningScores.Job] = []
+        var jobRuns: [Int: (scenario: String, engine: Engine, seed: Int, run: Int)] = [:]
+        var temporaries: [String] = []
+        defer { for t in temporaries { try? FileManager.default.removeItem(atPath: t) } }
 
         var progress = Progress(total: scenarios.count * seeds * engines.count)
         // results[scenario][engine] = per-seed metrics
@@ -106,7 +81,7 @@ struct SuiteCommand: ParsableCommand {
                 let keep = seedIndex == 0 || allWAVs
                 let folder = keep ? "\(outDir)/\(suiteScenario.name)/seed\(seed)"
                     : FileManager.default.temporaryDirectory.appendingPathComponent("aecbench-\(UUID().uuidString)").path
-                defer { if !keep { try? FileManager.default.removeItem(atPath: folder) } }
+                if !keep { temporaries.append(folder) }
                 try ScenarioFiles.write(scenario, to: folder, farFile: talkers.far, nearFile: talkers.near, rirFile: nil)
                 let truth = ScenarioFiles.groundTruth(scenario)
                 for engine in engines {
@@ -115,10 +90,25 @@ struct SuiteCommand: ParsableCommand {
                                                  options: ProcessingOptions(), workDirectory: folder)
                     var m = Measure.compute(truth, output: result.output, linear: result.linear)
                     m.record(result, sampleRate: 16000)
-                    if scoring { m.scoreDoubleTalk(truth, output: result.output, workDirectory: folder) }
+                    if scoring {
+                        m.scoreDoubleTalk(truth, output: result.output, workDirectory: folder)
+                        if !config.hasEchoPath {
+                            // The same microphone with the far end silent: what "untouched" scores.
+                            let silent = try Engines.run(engine, far: [Float](repeating: 0, count: scenario.far.count),
+                                                         mic: scenario.mic, sampleRate: 16000, options: ProcessingOptions(),
+                                                         workDirectory: folder)
+                            var s = Metrics()
+                            s.scoreDoubleTalk(truth, output: silent.output, workDirectory: folder)
+                            m.pesqFarSilent = s.pesq
+                        }
+                    }
                     try WAV.write(WAVAudio(sampleRate: 16000, samples: result.output), to: "\(folder)/out-\(engine.rawValue).wav")
                     if let linear = result.linear {
                         try WAV.write(WAVAudio(sampleRate: 16000, samples: linear), to: "\(folder)/linear-\(engine.rawValue).wav")
+                    }
+                    if listening {
+                        jobRuns[jobs.count] = (suiteScenario.name, engine, seedIndex, runs.count)
+                        jobs.append(Self.listeningJob(id: jobs.count, folder: folder, engine: engine, truth: truth))
                     }
                     results[suiteScenario.name, default: [:]][engine, default: []].append(m)
                     var run = dictionary(m)
@@ -133,9 +123,18 @@ struct SuiteCommand: ParsableCommand {
             }
         }
         progress.finish()
+        if listening {
+            note("scoring \(jobs.count) outputs with AECMOS and DNSMOS")
+            for (id, scores) in ListeningScores.score(jobs, workDirectory: outDir) {
+                guard let r = jobRuns[id] else { continue }
+                results[r.scenario]?[r.engine]?[r.seed].record(listening: scores)
+                for (key, value) in scores { runs[r.run][key] = value }
+            }
+        }
 
         let medians = results.mapValues { byEngine in byEngine.mapValues(Self.median) }
         printTable(scenarios, medians: medians, engines: engines)
+        if listening { try plotListening(scenarios, medians: medians, engines: engines) }
         let targets = Self.targets(medians)
         printTargets(targets, engines: engines)
 
@@ -167,56 +166,33 @@ struct SuiteCommand: ParsableCommand {
         var m = Metrics()
         let scalars: [WritableKeyPath<Metrics, Double?>] = [
             \.erleDB, \.linearERLEDB, \.convergenceS, \.linearConvergenceS, \.postDoubleTalkERLEDB,
-            \.pathChangeRecoveryS, \.linearPathChangeRecoveryS, \.addedDelayMs, \.pesq, \.stoi,
+            \.pathChangeRecoveryS, \.linearPathChangeRecoveryS, \.addedDelayMs, \.pesq, \.stoi, \.pesqFarSilent,
             \.estimatedDelayMs, \.estimatedDriftPPM, \.realtimeFactor,
+            \.aecmosEchoST, \.aecmosEchoDT, \.aecmosDegDT, \.dnsmosSIG, \.dnsmosBAK, \.dnsmosOVRL,
         ]
         for key in scalars { m[keyPath: key] = med { $0[keyPath: key] } }
         m.cancellerResets = runs.compactMap(\.cancellerResets).map(Double.init).median.map { Int($0.rounded()) }
         return m
     }
 
-    static func targets(_ medians: [String: [Engine: Metrics]]) -> [Target] {
-        func get(_ scenario: String, _ key: @escaping (Metrics) -> Double?) -> (Engine) -> Double? {
-            { engine in medians[scenario]?[engine].flatMap(key) }
-        }
-        return [
-            Target(name: "base full-chain ERLE (dB)", requirement: ">= 46", value: get("base", \.erleDB)) { $0 >= 46 },
-            Target(name: "base linear ERLE (dB)", requirement: ">= 38", value: get("base", \.linearERLEDB)) { $0 >= 38 },
-            Target(name: "convergence to 20 dB (s)", requirement: "<= 1.0", value: get("base", \.convergenceS)) { $0 <= 1.0 },
-            Target(name: "after double talk, first 2 s ERLE (dB)", requirement: ">= 35",
-                   value: get("base", \.postDoubleTalkERLEDB)) { $0 >= 35 },
-            Target(name: "double-talk near-end PESQ-WB", requirement: ">= 3.1", value: get("base", \.pesq)) { $0 >= 3.1 },
-            Target(name: "nonlinear full-chain ERLE (dB)", requirement: ">= 30", value: get("nonlinear", \.erleDB)) { $0 >= 30 },
-            Target(name: "echo-path change, back to 20 dB (s)", requirement: "<= 1.0",
-                   value: get("pathchange", \.pathChangeRecoveryS)) { $0 <= 1.0 },
-            Target(name: "clock drift 50 ppm, ERLE loss vs base (dB)", requirement: "<= 3", value: { e in
-                guard let b = medians["base"]?[e]?.erleDB, let d = medians["drift50"]?[e]?.erleDB else { return nil }
-                return b - d
-            }) { $0 <= 3 },
-            Target(name: "bulk delay 150 ms, ERLE loss vs base (dB)", requirement: "<= 3", value: { e in
-                guard let b = medians["base"]?[e]?.erleDB, let d = medians["delay150"]?[e]?.erleDB else { return nil }
-                return b - d
-            }) { $0 <= 3 },
-            Target(name: "added delay (ms)", requirement: "<= 10", value: get("base", \.addedDelayMs)) { $0 <= 10 },
-            Target(name: "realtime factor", requirement: "<= 0.01", value: get("base", \.realtimeFactor)) { $0 <= 0.01 },
-        ]
-    }
-
     func printTable(_ scenarios: [SuiteScenario], medians: [String: [Engine: Metrics]], engines: [Engine]) {
         func f(_ v: Double?, _ format: String = "%.1f") -> String { v.map { String(format: format, $0) } ?? "-" }
-        let header = ["scenario", "engine", "ERLE", "linERLE", "conv_s", "postDT", "recov_s", "PESQ", "STOI",
+        let header = ["scenario", "engine", "ERLE", "linERLE", "conv_s", "postDT", "recov_s", "PESQ", "PESQ_fs", "STOI", "echoMOS", "degMOS", "OVRL",
                       "delay_ms", "drift_ppm", "added_ms", "RTF", "resets"]
         var rows: [[String]] = [header]
         for s in scenarios {
             for (i, e) in engines.enumerated() {
                 guard let m = medians[s.name]?[e] else { continue }
                 rows.append([i == 0 ? s.name : "", e.rawValue, f(m.erleDB), f(m.linearERLEDB), f(m.convergenceS, "%.2f"),
-                             f(m.postDoubleTalkERLEDB), f(m.pathChangeRecoveryS, "%.2f"), f(m.pesq, "%.2f"), f(m.stoi, "%.2f"),
+                             f(m.postDoubleTalkERLEDB), f(m.pathChangeRecoveryS, "%.2f"), f(m.pesq, "%.2f"), f(m.pesqFarSilent, "%.2f"), f(m.stoi, "%.2f"),
+                             f(m.aecmosEchoST, "%.2f"), f(m.aecmosDegDT, "%.2f"), f(m.dnsmosOVRL, "%.2f"),
                              f(m.estimatedDelayMs), f(m.estimatedDriftPPM), f(m.addedDelayMs), f(m.realtimeFactor, "%.4f"),
                              m.cancellerResets.map(String.init) ?? "-"])
             }
         }
-        print("Medians over \(seeds) seed(s); 16 kHz, 20 s, near end 8-14 s. ERLE in dB over far-end single talk after 2 s.")
+        print("Medians over \(seeds) seed(s); 16 kHz, 20 s, near end 8-14 s (echofree 1-19 s). ERLE in dB over far-end single talk after 2 s; "
+              + "PESQ_fs: the same near end with the far end silent; echoMOS: AECMOS echo MOS over far-end single talk; "
+              + "degMOS: AECMOS degradation MOS over double talk; OVRL: DNSMOS P.835 overall over double talk.")
         printAligned(rows)
     }
 
@@ -263,6 +239,7 @@ struct SuiteCommand: ParsableCommand {
             }
         }
         try erle.write(to: "\(outDir)/erle-\(s.name).svg")
+
 
         var signals = SVGPlot(title: "Signal levels: \(s.name), seed 1", xLabel: "time (s)", yLabel: "level (dBFS, 20 ms)",
                               xRange: 0...duration, yRange: -90...0, spans: spans)
