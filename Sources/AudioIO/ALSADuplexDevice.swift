@@ -126,7 +126,7 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
     /// How long a period's read or write may wait for the device without progress before the
     /// device counts as failed: long enough for a server's scheduling hiccup (a few of its
     /// cycles), short enough to detect a stall within half a second.
-    public static let ioTimeoutMilliseconds = 400
+    public static let ioTimeoutMilliseconds = 300
 
     public func start() throws(IOError) {
         do {

@@ -639,7 +639,9 @@ public actor CallController {
         s.jitterBufferDelayMs = jitter.currentDelayMs
         s.jitterBufferTargetMs = jitter.targetDelayMs
         s.erleDB = voice.erleDB
-        s.echoDelayMs = voice.estimatedDelayMs  // the device delay until the estimator locks
+        // The device delay stands in until the estimator locks; with no echo there is no delay to report.
+        s.echoDelayMs = voice.echoPath == .absent ? nil : voice.estimatedDelayMs
+        s.echoPath = "\(voice.echoPath)"
         s.driftPPM = voice.driftPPM
         s.processingLatencyMs = voice.addedLatencyMs
         s.codecLookaheadMs = media.codecLookaheadMs

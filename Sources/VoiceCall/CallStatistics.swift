@@ -26,8 +26,11 @@ public struct CallStatistics: Sendable, Equatable, Codable {
     public var jitterBufferTargetMs = 0.0
     /// Echo return loss enhancement the canceller achieves now, in dB (nil while unknown).
     public var erleDB: Double?
-    /// The echo delay the canceller's reference is aligned to, and the clock drift it compensates.
+    /// The echo delay the canceller's reference is aligned to (nil while no echo is found: a
+    /// headset, or a microphone that does not hear the loudspeaker), and the clock drift it compensates.
     public var echoDelayMs: Double?
+    /// Whether the microphone hears the far end: "unknown" (not decided yet), "present" or "absent".
+    public var echoPath = "unknown"
     public var driftPPM: Double?
     /// Delay the voice processing adds to the uplink (resampling, framing), in milliseconds.
     public var processingLatencyMs = 0.0
@@ -52,7 +55,7 @@ public struct CallStatistics: Sendable, Equatable, Codable {
              framesEncodedWithFEC = "frames_encoded_with_fec", concealedMs = "concealed_ms",
              concealedWithoutLossMs = "concealed_without_loss_ms"
         case jitterBufferDelayMs = "jitter_buffer_delay_ms", jitterBufferTargetMs = "jitter_buffer_target_ms"
-        case erleDB = "erle_db", echoDelayMs = "echo_delay_ms", driftPPM = "drift_ppm", xruns
+        case erleDB = "erle_db", echoDelayMs = "echo_delay_ms", echoPath = "echo_path", driftPPM = "drift_ppm", xruns
         case processingLatencyMs = "processing_latency_ms", codecLookaheadMs = "codec_lookahead_ms"
         case captureLevelDBFS = "capture_level_dbfs", playbackLevelDBFS = "playback_level_dbfs"
         case route, cpuLoad = "cpu_load", packetsDropped = "packets_dropped"

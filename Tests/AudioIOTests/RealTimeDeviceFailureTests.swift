@@ -45,7 +45,7 @@ struct RealTimeDeviceFailureTests {
         defer { _ = try? kill(Testbed.serverPID(), SIGCONT) }
         print("\(pcm): stall detected after \(detection), \(error.map(String.init(describing:)) ?? "no error")")
         #expect(error != nil)
-        // 400 ms without progress, plus up to a period already under way.
+        // 300 ms without progress, plus up to a period already under way.
         #expect(detection <= .milliseconds(500))
         #expect(!engine.isRunning)
         #expect(engine.lastError == error)

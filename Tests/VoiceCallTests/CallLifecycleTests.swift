@@ -33,6 +33,12 @@ final class Phone: Sendable {
 
     /// Calls `other`, which answers; returns both ends once active.
     func call(_ other: Phone) async throws -> (Call, Call) {
+        try await Self.call(other, from: controller)
+    }
+
+    /// `controller` (any endpoint, simulated or on a sound card) calls `other`, which answers;
+    /// returns both ends once active.
+    static func call(_ other: Phone, from controller: CallController) async throws -> (Call, Call) {
         await controller.start()
         await other.controller.start()
         let answered = Task { () -> Call? in

@@ -132,7 +132,7 @@ struct PhoneReport: Encodable {
             ("jitter / RTT ms", "\(f(s.jitterMs)) / \(f(s.rttMs))"),
             ("jitter buffer delay ms", f(s.jitterBufferDelayMs)),
             ("echo removed (ERLE) dB", f(s.erleDB)),
-            ("echo delay ms / drift ppm", "\(f(s.echoDelayMs)) / \(f(s.driftPPM))"),
+            ("echo path / delay ms / drift ppm", "\(s.echoPath) / \(f(s.echoDelayMs)) / \(f(s.driftPPM))"),
             ("route", s.route),
             ("audio thread CPU %", f(s.cpuLoad * 100, 2)),
             ("xruns / packets dropped", "\(s.xruns) / \(s.packetsDropped)"),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import SpeexDSP
 import WAV
 
@@ -12,6 +13,9 @@ enum SpeechFiles {
     /// Reads `path` as mono at `sampleRate`, resampling when the file's rate differs.
     static func load(_ path: String, sampleRate: Int) throws -> [Float] {
         let audio: WAVAudio
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw SpeechFileError(description: "\(path): no such file, or it cannot be read")
+        }
         do {
             audio = try WAV.read(path)
         } catch {
