@@ -12,6 +12,11 @@
 public struct DelayPeakDetector: Sendable {
     /// How far above the quantile a relative delay must be to count as a peak, in milliseconds.
     public let thresholdMs: Double
+    /// How far above the quantile a peak may be, in milliseconds: the pattern this covers is a
+    /// few periods of burst; a packet later than that is a stall (a starved thread, a route
+    /// change), which holding the whole call's delay up for the window would cost more than
+    /// concealing it once.
+    public let maximumExcessMs: Double
     /// How long a peak is remembered, in nanoseconds.
     public let windowNanoseconds: Int64
 
@@ -21,8 +26,9 @@ public struct DelayPeakDetector: Sendable {
     private var count = 0
     private var next = 0
 
-    public init(thresholdMs: Double = 5, windowMs: Int = 10_000) {
+    public init(thresholdMs: Double = 5, maximumExcessMs: Double = 60, windowMs: Int = 10_000) {
         self.thresholdMs = thresholdMs
+        self.maximumExcessMs = maximumExcessMs
         windowNanoseconds = Int64(windowMs) * 1_000_000
     }
 
@@ -34,7 +40,8 @@ public struct DelayPeakDetector: Sendable {
 
     /// Accounts for one packet's relative delay, measured at `time` (nanoseconds, any origin).
     public mutating func update(relativeDelayMs: Double, quantileMs: Double, at time: Int64) {
-        guard relativeDelayMs > quantileMs + thresholdMs else { return }
+        let excess = relativeDelayMs - quantileMs
+        guard excess > thresholdMs, excess <= maximumExcessMs else { return }
         times[next] = time
         heights[next] = relativeDelayMs
         next = (next + 1) % times.count

@@ -109,11 +109,22 @@ struct DelayPeakDetectorTests {
         #expect(detector.peakMs(at: Self.second) == 0)
     }
 
+    @Test("A stall far above the quantile is not a pattern to hold the delay for")
+    func stallsAreNotPeaks() {
+        var detector = DelayPeakDetector(thresholdMs: 5, maximumExcessMs: 60, windowMs: 10_000)
+        detector.update(relativeDelayMs: 200, quantileMs: 1, at: 0)
+        detector.update(relativeDelayMs: 180, quantileMs: 1, at: Self.second)
+        #expect(detector.peakMs(at: Self.second) == 0)
+        detector.update(relativeDelayMs: 41, quantileMs: 1, at: 2 * Self.second)
+        detector.update(relativeDelayMs: 40, quantileMs: 1, at: 3 * Self.second)
+        #expect(detector.peakMs(at: 3 * Self.second) == 41)
+    }
+
     @Test("The ring keeps the eight latest peaks")
     func ring() {
         var detector = DelayPeakDetector(thresholdMs: 5, windowMs: 10_000)
-        detector.update(relativeDelayMs: 90, quantileMs: 0, at: 0)
+        detector.update(relativeDelayMs: 50, quantileMs: 0, at: 0)
         for i in 1...8 { detector.update(relativeDelayMs: 30, quantileMs: 0, at: Int64(i) * 1000) }
-        #expect(detector.peakMs(at: 9000) == 30)  // the 90 ms peak was overwritten
+        #expect(detector.peakMs(at: 9000) == 30)  // the 50 ms peak was overwritten
     }
 }
