@@ -62,6 +62,10 @@ public struct RTPSourceValidator: Sendable {
         /// The only address that may become a source until ``RTPSourceValidator/acceptAnySource()``:
         /// where the peer's SDP says its media is. Nil: any address (a bare RTP endpoint).
         public var expectedSource: SocketAddress?
+        /// A second address that may: the SDP's port on the host the peer's SIP comes from. A host
+        /// with several addresses may declare one and send from another (linphonec declares the
+        /// machine's LAN address and sends to a loopback peer from 127.0.0.1).
+        public var alternateSource: SocketAddress?
 
         public init(payloadType: UInt8 = 96, ssrcChangeHoldoffMs: Int = 100, sourceTimeoutMs: Int = 2000,
                     maxPayloadSize: Int = 1500) {
@@ -112,12 +116,14 @@ public struct RTPSourceValidator: Sendable {
     private static let candidateSlots = 256
     /// The address that may become a source before ``acceptAnySource()``; nil: any.
     public private(set) var expectedSource: SocketAddress?
+    private var alternateSource: SocketAddress?
     /// Our own SSRC: datagrams that carry it are collisions (RFC 3550 section 8.2).
     public var localSSRC: UInt32?
 
     public init(configuration: Configuration = .init()) {
         self.configuration = configuration
         expectedSource = configuration.expectedSource
+        alternateSource = configuration.alternateSource
     }
 
     /// Whether any address may become a source (no expected source, or ``acceptAnySource()``).
@@ -125,7 +131,10 @@ public struct RTPSourceValidator: Sendable {
 
     /// Lets any address become a source from now on: latching (symmetric RTP), once the SIP
     /// dialog is established.
-    public mutating func acceptAnySource() { expectedSource = nil }
+    public mutating func acceptAnySource() {
+        expectedSource = nil
+        alternateSource = nil
+    }
 
     /// Datagrams dropped for `reason`.
     public func dropped(_ reason: RTPDropReason) -> Int { drops[reason.rawValue] }
@@ -163,7 +172,9 @@ public struct RTPSourceValidator: Sendable {
             return accept(header, payload: packet.payload, arrival: arrival, isEvent: isEvent)
         }
         // Only the locked source and the expected address may go further; never our own SSRC.
-        if let expectedSource, address != expectedSource, address != source { return .drop(.foreignSource) }
+        if let expectedSource, address != expectedSource, address != alternateSource, address != source {
+            return .drop(.foreignSource)
+        }
         if header.ssrc == localSSRC { return .drop(.ssrcCollision) }
 
         // Not the locked source: a candidate, which may take over if it is allowed to.
@@ -248,7 +259,10 @@ public struct RTPSourceValidator: Sendable {
     public mutating func peerMoved(to address: SocketAddress) {
         movedTo = address
         movedSince = nil
-        if expectedSource != nil { expectedSource = address }
+        if expectedSource != nil {
+            expectedSource = address
+            alternateSource = nil
+        }
     }
 
     /// Takes the fraction lost since the last call (A.3), for a report block.

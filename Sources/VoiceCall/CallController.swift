@@ -431,7 +431,11 @@ public actor CallController {
                 localAddress: ports.rtp, remoteAddress: remoteAddress, remoteRTCPAddress: rtcpAddress,
                 rtcpMux: mux, payloadType: remote.payloadType, opus: codec)
             // Only the address the peer declared may become its source (a relay forwards from its own).
-            if configuration.mediaPath == nil { rtpConfiguration.validator.expectedSource = try Self.peerAddress(remote) }
+            if configuration.mediaPath == nil {
+                let declared = try Self.peerAddress(remote)
+                rtpConfiguration.validator.expectedSource = declared
+                rtpConfiguration.validator.alternateSource = record.sip.remoteAddress.with(port: declared.port)
+            }
             rtpConfiguration.telephoneEvents = remote.telephoneEvents
             // Another address family (a peer that advertises IPv6 while it talks to us over IPv4):
             // nothing we send there arrives.

@@ -50,6 +50,19 @@ struct HostileSourceTests {
         #expect(v.source == Self.peer)
     }
 
+    @Test("A multi-homed peer: the SDP's port on the host its SIP comes from may become the source; another port there may not")
+    func theSIPPeersHost() {
+        let declared = try! SocketAddress(host: "192.0.2.2", port: 5000)
+        var configuration = RTPSourceValidator.Configuration()
+        configuration.expectedSource = declared
+        configuration.alternateSource = Self.peer  // 127.0.0.1:5000: where the INVITE came from, the SDP's port
+        var v = RTPSourceValidator(configuration: configuration)
+        #expect(Self.validate(&v, seq: 1, ssrc: 66, from: Self.otherPort, atMicroseconds: 0) == .drop(.foreignSource))
+        #expect(Self.validate(&v, seq: 1, ssrc: 7, from: Self.peer, atMicroseconds: 10_000) == .drop(.probation))
+        #expect(Self.accepted(Self.validate(&v, seq: 2, ssrc: 7, from: Self.peer, atMicroseconds: 30_000)))
+        #expect(v.source == Self.peer)
+    }
+
     @Test("With latching (any source after the dialog is established), the lock still waits for it, then follows the usual rules")
     func latchingAfterTheDialog() {
         var v = Self.expecting(Self.peer)
