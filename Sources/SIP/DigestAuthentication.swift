@@ -27,6 +27,20 @@ public struct SIPCredentials: Sendable, Hashable {
     }
 }
 
+extension SIPCredentials {
+    /// The `Authorization` value answering one `WWW-Authenticate` or `Proxy-Authenticate`
+    /// value, whatever its realm (the user agent decides which realms it answers, see above),
+    /// and whether `authenticationInfo` (a 2xx's `Authentication-Info`) proves the server
+    /// knows the password; nil when the challenge is not a Digest one we can answer. For tools
+    /// and the fuzz targets (Docs/fuzzing.md): the user agent answers challenges itself.
+    public func answer(challenge: String, method: SIPMethod, uri: String, body: [UInt8] = [], cnonce: String,
+                       authenticationInfo: String? = nil) -> (authorization: String, verified: Bool)? {
+        guard let parsed = DigestChallenge.parse(challenge) else { return nil }
+        let answer = parsed.answer(credentials: self, method: method.rawValue, uri: uri, body: body, cnonce: cnonce)
+        return (answer.header, authenticationInfo.map { answer.verifies($0, responseBody: body) } ?? true)
+    }
+}
+
 /// A `WWW-Authenticate` or `Proxy-Authenticate` challenge of the Digest scheme
 /// (RFC 3261 section 22.4, RFC 7616 section 3.3, RFC 8760 for the SHA-256 algorithms).
 struct DigestChallenge: Sendable, Equatable {
@@ -141,7 +155,9 @@ func digestParameters(_ text: Substring) -> [String: String]? {
         guard let eq = part.firstIndex(ofByte: .equals) else { return nil }
         let name = String(part[..<eq].trimmed).asciiLowercased
         let raw = part[part.utf8.index(after: eq)...].trimmed
-        guard let value = raw.utf8.first == .quote ? unquotedString(raw) : String(raw) else { return nil }
+        guard let value = raw.utf8.first == .quote ? unquotedString(raw) : String(raw),
+              !value.utf8.contains(where: { $0 == .cr || $0 == .lf })  // we copy values into a header
+        else { return nil }
         fields[name] = value
     }
     return fields

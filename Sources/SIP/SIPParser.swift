@@ -272,6 +272,10 @@ private struct HeaderReader {
     private var skipping = false
 
     mutating func read(_ line: String) {
+        // A CR inside a line is no line end here, but is one to other parsers: a value carrying
+        // it (a challenge's `opaque`) would be copied into our requests as a header line of the
+        // peer's choosing. Found by Fuzz/fuzz-digest.
+        if line.utf8.contains(.cr) { return fail(.badHeaderLine, skip: true) }
         if let c = line.utf8.first, c.isLWS {
             // Folding (RFC 3261 section 7.3.1): continues the previous value, LWS as one space.
             if skipping { return }
@@ -281,7 +285,8 @@ private struct HeaderReader {
             guard value.utf8.count + 1 + more.utf8.count <= SIPParser.maximumFieldLength else {
                 return fail(.headerTooLong(name!), skip: true)
             }
-            value += " "
+            // No separator after an empty value: written out, a leading space would not parse back.
+            if !value.isEmpty { value += " " }
             value += more
             return
         }

@@ -58,6 +58,20 @@ import TestSupport
         #expect(DigestChallenge.parse(#"Digest realm="r, nonce="n""#) == nil)  // unterminated quote
     }
 
+    /// Found by Fuzz/fuzz-digest: a value with a line break was copied into our Authorization
+    /// (a header line of the challenger's choosing); such a challenge is not answered.
+    @Test func aChallengeWithALineBreakIsNotAnswered() throws {
+        let credentials = SIPCredentials(username: "alice", password: "secret")
+        for opaque in ["FQhe\rCev0", "FQhe\r\nInjected: 1", "FQhe\nCev0"] {
+            let challenge = "Digest realm=\"r\", nonce=\"n\", qop=\"auth\", opaque=\"\(opaque)\""
+            #expect(DigestChallenge.parse(challenge) == nil, "\(opaque.debugDescription)")
+            #expect(credentials.answer(challenge: challenge, method: .register, uri: "sip:r", cnonce: "c") == nil)
+        }
+        let answer = try #require(credentials.answer(challenge: #"Digest realm="r", nonce="n", opaque="o""#,
+                                                     method: .register, uri: "sip:r", cnonce: "c"))
+        #expect(answer.authorization.contains(#"opaque="o""#) && answer.verified)
+    }
+
     /// RFC 8760: offered both, SHA-256 is answered; one answer per realm.
     @Test func theStrongestAlgorithmPerRealmIsChosen() {
         var headers = SIPHeaders()

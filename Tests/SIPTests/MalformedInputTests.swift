@@ -60,6 +60,11 @@ struct MalformedInputTests {
         ("too many Via values", sipText([invite] + validHeaders + Array(repeating: "Via: SIP/2.0/UDP h;branch=z9hG4bKv", count: 70)), .tooManyVias, false),
         ("field too long", sipText([invite] + validHeaders + ["X-Long: " + String(repeating: "x", count: 9_000)]), .headerTooLong("X-Long"), true),
         ("From too long to copy", sipText([invite] + headers(without: "From", replacement: "From: <sip:a@h>;tag=" + String(repeating: "1", count: 9_000))), .headerTooLong("From"), false),
+        // Found by Fuzz/fuzz-digest: a challenge's opaque with a CR was copied into our Authorization.
+        ("bare CR in a value", sipText([invite] + validHeaders + ["Subject: a\rInjected: 1"]), .badHeaderLine, true),
+        ("bare CR in a challenge", sipText(["SIP/2.0 401 Unauthorized"] + headers(without: "Max-Forwards") + [
+            "WWW-Authenticate: Digest realm=\"r\", nonce=\"n\", opaque=\"FQhe\rCev0\""]), .badHeaderLine, false),
+        ("bare CR in a folded line", invite + "\r\n" + validHeaders.joined(separator: "\r\n") + "\r\nSubject: a\r\n b\rc\r\n\r\n", .badHeaderLine, true),
         ("malformed ACK is never answered", sipText(["ACK sip:b@127.0.0.1 SIP/2.0"] + headers(without: "CSeq", replacement: "CSeq: 1 INVITE")), .cseqMethodMismatch, false),
     ]
 
