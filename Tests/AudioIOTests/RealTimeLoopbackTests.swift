@@ -97,8 +97,11 @@ struct RealTimeLoopbackTests {
         }
         #expect(measured.count >= 7)
         let ms = Self.rate / 1000
+        // The `pulse` plugin on pipewire-pulse: besides the sawtooth its jitter measures, the
+        // median of its readings wanders by +-10 ms over seconds (Docs/audio-io.md).
+        let wander = pcm == "pulse" && Testbed.hasPipeWire ? 10 * ms : 0
         for m in measured {
-            #expect(abs(m.delay - m.device) <= 5 * ms + 2 * m.jitter,
+            #expect(abs(m.delay - m.device) <= 5 * ms + 2 * m.jitter + wander,
                     "click came back after \(m.delay) frames; the device reported \(m.device), jitter \(m.jitter)")
         }
         // The smoothed report (what the echo canceller is given) matches the most common click
@@ -110,7 +113,7 @@ struct RealTimeLoopbackTests {
         let reported = reports[reports.count / 2]
         let jitters = (50..<periods).map { t[$0].roundTripJitterFrames }.sorted()
         let jitter = jitters[jitters.count / 2]
-        #expect(abs(usual - reported) <= 3 * ms + 2 * jitter, "steady click delay \(usual) vs reported \(reported) frames, jitter \(jitter)")
+        #expect(abs(usual - reported) <= 3 * ms + 2 * jitter + wander, "steady click delay \(usual) vs reported \(reported) frames, jitter \(jitter)")
         // Held while the readings only wander: the report moves only on a real step.
         let moves = (51..<periods).count { t[$0].roundTripFrames != t[$0 - 1].roundTripFrames }
         #expect(moves <= 5, "the reported round trip moved \(moves) times with the clicks steady")
