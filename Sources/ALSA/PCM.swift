@@ -31,6 +31,10 @@ public struct PCM: ~Copyable {
     /// what was ready at once.
     /// (A blocking PCM blocks inside alsa-lib, as long as the device takes.)
     public var ioTimeoutMilliseconds: Int?
+    /// When the last whole read or write ended: the timeout runs from there, so a stall that
+    /// lets one direction trickle (a write that creeps in while the server stops) is still
+    /// caught one timeout after the stream last moved, not one timeout per call.
+    private var lastCompleted: UInt64?
 
     /// Opens a PCM defined by the system's ALSA configuration (`default`, `pulse`, `hw:0,0`, `plughw:1`, ...).
     ///
@@ -134,9 +138,10 @@ public struct PCM: ~Copyable {
 
     /// Reads `frames` interleaved frames into `buffer`, blocking until they are all read
     /// (or, when opened non-blocking, until no more are ready, or with ``ioTimeoutMilliseconds``
-    /// until all are read, waiting in `snd_pcm_wait` for at most that long without progress).
+    /// until all are read, waiting in `snd_pcm_wait` until one timeout after the last whole
+    /// transfer on this PCM, and at least a quarter of it from now).
     ///
-    /// Overruns are recovered and counted, never thrown; a device that makes no progress within
+    /// Overruns are recovered and counted, never thrown; a device that completes no transfer within
     /// the timeout throws `-ETIMEDOUT`, one that is gone throws its code.
     /// - Returns: frames read (`frames` in blocking mode).
     /// The corresponding C function is `snd_pcm_readi`.
@@ -187,7 +192,7 @@ public struct PCM: ~Copyable {
             // Not ready: wait for the device, but never past the deadline (a stalled or
             // vanished sound server must not hold the I/O thread, nor make it spin).
             let now = Self.monotonicMilliseconds()
-            let end = deadline ?? now + UInt64(timeout)
+            let end = deadline ?? Self.deadline(now: now, lastCompleted: lastCompleted, timeout: timeout)
             deadline = end
             guard now < end else { throw ALSAError(code: -ETIMEDOUT, context: "\(operation) '\(name)': no progress for \(timeout) ms") }
             if readyButIdle { Self.pause() }
@@ -195,7 +200,15 @@ public struct PCM: ~Copyable {
             if r < 0 { try recover(r, attempt: &recoveries) }
             readyButIdle = r > 0
         }
+        if done == frames { lastCompleted = Self.monotonicMilliseconds() }
         return done
+    }
+
+    /// One timeout after the stream last completed a transfer, but never less than a quarter
+    /// of it from now (a caller that was itself late must not fail a device that just caught up).
+    static func deadline(now: UInt64, lastCompleted: UInt64?, timeout: Int) -> UInt64 {
+        let fromLast = (lastCompleted ?? now) + UInt64(timeout)
+        return max(fromLast, now + UInt64(timeout / 4))
     }
 
     /// Recoveries in a row without a frame moved before the device counts as gone: a server that
@@ -254,13 +267,22 @@ public struct PCM: ~Copyable {
     // MARK: State
 
     /// Prepares the stream for I/O (after ``drop()``). The corresponding C function is `snd_pcm_prepare`.
-    public func prepare() throws(ALSAError) { try alsaCheck(snd_pcm_prepare(handle), "snd_pcm_prepare '\(name)'") }
+    public mutating func prepare() throws(ALSAError) {
+        lastCompleted = nil
+        try alsaCheck(snd_pcm_prepare(handle), "snd_pcm_prepare '\(name)'")
+    }
 
     /// Starts the stream now. The corresponding C function is `snd_pcm_start`.
-    public func start() throws(ALSAError) { try alsaCheck(snd_pcm_start(handle), "snd_pcm_start '\(name)'") }
+    public mutating func start() throws(ALSAError) {
+        lastCompleted = nil
+        try alsaCheck(snd_pcm_start(handle), "snd_pcm_start '\(name)'")
+    }
 
     /// Stops at once, discarding pending frames. The corresponding C function is `snd_pcm_drop`.
-    public func drop() throws(ALSAError) { try alsaCheck(snd_pcm_drop(handle), "snd_pcm_drop '\(name)'") }
+    public mutating func drop() throws(ALSAError) {
+        lastCompleted = nil
+        try alsaCheck(snd_pcm_drop(handle), "snd_pcm_drop '\(name)'")
+    }
 
     /// Stops after pending playback frames are played. The corresponding C function is `snd_pcm_drain`.
     public func drain() throws(ALSAError) { try alsaCheck(snd_pcm_drain(handle), "snd_pcm_drain '\(name)'") }
