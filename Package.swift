@@ -18,14 +18,18 @@ let package = Package(
         .library(name: "SpeexDSP", targets: ["SpeexDSP"]),
         .library(name: "ALSA", targets: ["ALSA"]),
         .library(name: "WAV", targets: ["WAV"]),
+        .library(name: "Platform", targets: ["Platform"]),
+        .library(name: "DSP", targets: ["DSP"]),
         .library(name: "AudioAnalysis", targets: ["AudioAnalysis"]),
         // The call engine and what an embedding softphone imports beside it (Docs/embedding.md).
         .library(name: "VoiceCall", targets: ["VoiceCall"]),
         .library(name: "AudioIO", targets: ["AudioIO"]),
         .library(name: "VoiceProcessing", targets: ["VoiceProcessing"]),
         .library(name: "RTP", targets: ["RTP"]),
+        .library(name: "SDP", targets: ["SDP"]),
+        .library(name: "MediaNegotiation", targets: ["MediaNegotiation"]),
         .library(name: "SIP", targets: ["SIP"]),
-        .library(name: "RoomAcoustics", targets: ["RoomAcoustics"]),
+        .library(name: "Simulation", targets: ["Simulation"]),
         .executable(name: "voicecall", targets: ["voicecall"]),
     ],
     dependencies: [
@@ -46,30 +50,41 @@ let package = Package(
         .target(name: "Opus", dependencies: ["COpus"]),
         .target(name: "SpeexDSP", dependencies: ["CSpeexDSP"]),
         .target(name: "WAV"),
-        // Signal measurement and synthesis shared by tests, tools and (later) the simulated room.
-        .target(name: "AudioAnalysis"),
+
+        // Platform: sockets and addresses, the named thread, the monotonic clock, the seeded generator.
+        .target(name: "Platform"),
+        // DSP kernels the voice processing runs: FFTs, the sinc kernel, the interpolating ring.
+        .target(name: "DSP"),
+        // Signal measurement and synthesis for tests, tools and the simulation: levels, alignment, tones.
+        .target(name: "AudioAnalysis", dependencies: ["DSP", "Platform"]),
 
         // Policy: pure Swift, no C, no I/O.
         .target(name: "AudioSession", dependencies: [logging]),
 
-        // Acoustics of a simulated room: impulse responses, echo paths, drift (pure Swift).
-        .target(name: "RoomAcoustics", dependencies: ["AudioAnalysis", "SpeexDSP"]),
-        // Full-duplex ALSA I/O thread, rings, devices and routes, the simulated room device.
-        .target(name: "AudioIO", dependencies: ["ALSA", "AudioSession", "WAV", "AudioAnalysis", "RoomAcoustics", logging]),
+        // Full-duplex ALSA I/O thread, devices and routes.
+        .target(name: "AudioIO", dependencies: ["ALSA", "AudioSession", "Platform", logging]),
         // Echo cancellation with aligned reference, noise suppression, AGC, VAD.
-        .target(name: "VoiceProcessing", dependencies: ["SpeexDSP", "AudioAnalysis", logging]),
-        // RTP/RTCP, Opus payload, jitter buffer, SDP, UDP (AudioAnalysis for its seeded generator).
-        .target(name: "RTP", dependencies: ["Opus", "AudioAnalysis", logging]),
+        .target(name: "VoiceProcessing", dependencies: ["SpeexDSP", "DSP", logging]),
+        // Session descriptions (RFC 4566): the model, its parser and writer.
+        .target(name: "SDP", dependencies: ["Platform"]),
+        // RTP/RTCP, Opus payload, jitter buffer, telephone events.
+        .target(name: "RTP", dependencies: ["Opus", "Platform", logging]),
+        // Offer/answer (RFC 3264) for Opus and telephone events: from descriptions to stream configurations.
+        .target(name: "MediaNegotiation", dependencies: ["SDP", "RTP", "Opus", "Platform"]),
         // SIP call setup (RFC 3261 over UDP): messages, transactions, dialogs, a user agent.
-        .target(name: "SIP", dependencies: ["RTP", logging]),
+        .target(name: "SIP", dependencies: ["Platform", logging]),
         // The call engine: calls, session lifecycle, media pipeline, SIP/SDP call setup.
-        .target(name: "VoiceCall", dependencies: ["AudioSession", "AudioIO", "VoiceProcessing", "RTP", "SIP", "Opus", "RoomAcoustics", "AudioAnalysis", "WAV", logging]),
+        .target(name: "VoiceCall", dependencies: ["AudioSession", "AudioIO", "VoiceProcessing", "RTP", "SIP", "SDP", "MediaNegotiation", "Opus", "Platform", "DSP", logging]),
+
+        // Beside the library, for tools and tests only: simulated rooms (impulse responses, echo
+        // paths, drift), the simulated room device, the network impairment relay.
+        .target(name: "Simulation", dependencies: ["AudioIO", "AudioAnalysis", "DSP", "Platform", "SpeexDSP", "WAV"]),
 
         // Executables.
         .executableTarget(
             name: "voicecall",
             dependencies: [
-                "ALSA", "Opus", "SpeexDSP", "WAV", "AudioAnalysis", "RTP", "AudioIO", "AudioSession", "VoiceCall", "RoomAcoustics", "SIP", "VoiceProcessing",
+                "ALSA", "Opus", "SpeexDSP", "WAV", "AudioAnalysis", "RTP", "AudioIO", "AudioSession", "VoiceCall", "Simulation", "SIP", "VoiceProcessing", "Platform", "SDP", "MediaNegotiation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/voicecall"
@@ -77,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "aecbench",
             dependencies: [
-                "VoiceProcessing", "RoomAcoustics", "SpeexDSP", "WAV", "AudioAnalysis",
+                "VoiceProcessing", "Simulation", "SpeexDSP", "WAV", "AudioAnalysis", "Platform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/aecbench"
@@ -87,19 +102,22 @@ let package = Package(
         .target(name: "CAllocationCounter", path: "Sources/CAllocationCounter"),
 
         // Tests: one target per module.
-        .target(name: "TestSupport", dependencies: ["WAV", "AudioAnalysis", "CAllocationCounter", "RTP", "SIP"], path: "Tests/TestSupport"),
-        .testTarget(name: "ALSATests", dependencies: ["ALSA", "TestSupport"]),
-        .testTarget(name: "OpusTests", dependencies: ["Opus", "WAV", "TestSupport"]),
+        .target(name: "TestSupport", dependencies: ["WAV", "AudioAnalysis", "CAllocationCounter", "Platform", "SIP"], path: "Tests/TestSupport"),
+        .testTarget(name: "ArchitectureTests"),
+        .testTarget(name: "PlatformTests", dependencies: ["Platform", "TestSupport"]),
+        .testTarget(name: "ALSATests", dependencies: ["ALSA", "Platform", "TestSupport"]),
+        .testTarget(name: "OpusTests", dependencies: ["Opus", "WAV", "Platform", "TestSupport"]),
         .testTarget(name: "SpeexDSPTests", dependencies: ["SpeexDSP", "WAV", "TestSupport"]),
         .testTarget(name: "WAVTests", dependencies: ["WAV", "TestSupport"]),
-        .testTarget(name: "AudioAnalysisTests", dependencies: ["AudioAnalysis", "TestSupport"]),
+        .testTarget(name: "AudioAnalysisTests", dependencies: ["AudioAnalysis", "DSP", "Platform", "TestSupport"]),
         .testTarget(name: "AudioSessionTests", dependencies: ["AudioSession"]),
-        .testTarget(name: "RoomAcousticsTests", dependencies: ["RoomAcoustics", "TestSupport"]),
-        .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TestSupport"]),
-        .testTarget(name: "VoiceProcessingTests", dependencies: ["VoiceProcessing", "RoomAcoustics", "TestSupport"]),
-        .testTarget(name: "RTPTests", dependencies: ["RTP", "Opus", "AudioAnalysis", "TestSupport"]),
-        .testTarget(name: "SIPTests", dependencies: ["SIP", "RTP", "AudioAnalysis", "TestSupport"]),
-        .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "AudioSession", "AudioIO", "RoomAcoustics", "AudioAnalysis", "Opus", "RTP", "SIP", "TestSupport"]),
+        .testTarget(name: "SimulationTests", dependencies: ["Simulation", "AudioAnalysis", "DSP", "Platform", "TestSupport"]),
+        .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "Simulation", "AudioAnalysis", "Platform", "TestSupport"]),
+        .testTarget(name: "VoiceProcessingTests", dependencies: ["VoiceProcessing", "Simulation", "AudioAnalysis", "DSP", "Platform", "TestSupport"]),
+        .testTarget(name: "RTPTests", dependencies: ["RTP", "Opus", "AudioAnalysis", "Platform", "Simulation", "SDP", "MediaNegotiation", "TestSupport"]),
+        .testTarget(name: "SDPTests", dependencies: ["SDP", "MediaNegotiation", "RTP", "Opus", "Platform", "TestSupport"]),
+        .testTarget(name: "SIPTests", dependencies: ["SIP", "Platform", "SDP", "MediaNegotiation", "AudioAnalysis", "TestSupport"]),
+        .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "AudioSession", "AudioIO", "Simulation", "AudioAnalysis", "Opus", "RTP", "SIP", "SDP", "MediaNegotiation", "Platform", "TestSupport"]),
     ]
 )
 

@@ -17,18 +17,21 @@ let callAudio = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathC
 let sip = Target.Dependency.product(name: "SIP", package: callAudio)
 let rtp = Target.Dependency.product(name: "RTP", package: callAudio)
 let opus = Target.Dependency.product(name: "Opus", package: callAudio)
+let platform = Target.Dependency.product(name: "Platform", package: callAudio)
+let sdp = Target.Dependency.product(name: "SDP", package: callAudio)
+let negotiation = Target.Dependency.product(name: "MediaNegotiation", package: callAudio)
 
-/// Target name, and the products it needs (only SIP, RTP and Opus are built).
+/// Target name, and the products it needs (only these products are built).
 let targets: [(String, [Target.Dependency])] = [
     ("fuzz-sip-message", [sip]),
     ("fuzz-sip-header", [sip]),
     ("fuzz-digest", [sip]),
-    ("fuzz-sdp", [rtp, opus]),
-    ("fuzz-rtp", [rtp, opus]),
+    ("fuzz-sdp", [sdp, negotiation, rtp, opus, platform]),
+    ("fuzz-rtp", [rtp, opus, platform]),
     ("fuzz-rtcp", [rtp]),
     ("fuzz-telephone-event", [rtp]),
     ("fuzz-opus-payload", [rtp, opus]),
-    ("fuzz-user-agent", [sip, rtp]),
+    ("fuzz-user-agent", [sip, sdp, negotiation, platform]),
 ]
 
 let package = Package(

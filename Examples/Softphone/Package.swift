@@ -21,7 +21,7 @@ let package = Package(
                 .product(name: "VoiceCall", package: callAudio),
                 .product(name: "AudioIO", package: callAudio),
                 .product(name: "AudioSession", package: callAudio),
-                .product(name: "RoomAcoustics", package: callAudio),
+                .product(name: "Simulation", package: callAudio),
                 .product(name: "WAV", package: callAudio),
             ],
             path: "Sources/Softphone"

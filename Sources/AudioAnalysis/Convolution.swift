@@ -1,3 +1,5 @@
+import DSP
+
 /// Linear convolution and cross-correlation of whole signals via the FFT.
 ///
 /// Thread safety: stateless; safe from any thread (allocates: not for the audio thread).

@@ -1,3 +1,6 @@
+import Platform
+import DSP
+
 /// Synthetic room impulse responses.
 ///
 /// Thread safety: stateless; safe from any thread.

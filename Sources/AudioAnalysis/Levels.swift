@@ -1,3 +1,5 @@
+import DSP
+
 /// Signal levels and energy ratios.
 ///
 /// Thread safety: stateless; safe from any thread.

@@ -1,3 +1,6 @@
+import Platform
+import DSP
+
 /// Test signals.
 ///
 /// Thread safety: stateless; safe from any thread.

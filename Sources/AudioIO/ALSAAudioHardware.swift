@@ -1,5 +1,6 @@
 public import AudioSession
 import ALSA
+
 public import Logging
 import Synchronization
 
@@ -10,7 +11,7 @@ import Synchronization
 ///
 /// Thread safety: safe from any thread. Events reach the session's system on the jack
 /// monitor's thread or the proximity sensor's thread.
-public final class ALSAAudioHardware: AudioHardware, @unchecked Sendable {
+public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unchecked Sendable {
     // @unchecked: all mutable state is in `state` (a mutex); `monitor` is set once in init.
     private struct State {
         var handler: (@Sendable (AudioHardwareEvent) -> Void)?
@@ -170,6 +171,9 @@ public final class ALSAAudioHardware: AudioHardware, @unchecked Sendable {
             throw IOError(error)
         }
     }
+
+    /// ``makeDevice(preferred:)`` as the ``AudioDeviceProvider`` it is.
+    public func openDevice(preferred: IOFormat) throws(IOError) -> any DuplexDevice { try makeDevice(preferred: preferred) }
 
     /// The engine that route changes move; nil to stop moving one.
     public func attach(_ engine: AudioIOEngine?) { state.withLock { $0.engine = engine } }

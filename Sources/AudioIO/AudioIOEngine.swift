@@ -1,4 +1,8 @@
 public import Logging
+import Platform
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// The full-duplex I/O engine: one thread that, every period, reads one capture
@@ -30,7 +34,7 @@ public final class AudioIOEngine: @unchecked Sendable {
     private let logger: Logger
     private let realtimePriority: Int32?
     private var device: any DuplexDevice
-    private var thread: RealtimeThread?
+    private var thread: PlatformThread?
 
     private let capture: UnsafeMutableBufferPointer<Int16>
     private let playback: UnsafeMutableBufferPointer<Int16>
@@ -90,7 +94,7 @@ public final class AudioIOEngine: @unchecked Sendable {
         failure = nil
         running.store(true, ordering: .releasing)
         let box = DeviceBox(device)
-        let t = try RealtimeThread(name: "callaudio-io", priority: realtimePriority) { [self] in self.run(box) }
+        let t = try startThread(name: "callaudio-io", priority: realtimePriority) { [self] in self.run(box) }
         if let realtimePriority {
             if t.priorityGranted {
                 logger.info("I/O thread running at real-time priority SCHED_FIFO \(realtimePriority)")
@@ -139,7 +143,7 @@ public final class AudioIOEngine: @unchecked Sendable {
             guard isRunning, ContinuousClock.now < deadline else {
                 throw .invalidState("the I/O thread did not take the new device within \(timeout)")
             }
-            usleepMicroseconds(500)
+            usleep(500)
         }
         releaseRetired()
         device = newDevice
@@ -177,7 +181,7 @@ public final class AudioIOEngine: @unchecked Sendable {
         }
         do {
             try device.start()
-            var lastCycleEnd = monotonicNanoseconds()
+            var lastCycleEnd = MonotonicClock.nanoseconds()
             while !stopRequested.load(ordering: .acquiring) {
                 var switched = false
                 if let next = takeBox(mailbox) {
@@ -193,7 +197,7 @@ public final class AudioIOEngine: @unchecked Sendable {
                     switched = true
                 }
                 let captureDelay = try device.readCapture(UnsafeMutableBufferPointer(rebasing: capture[0..<format.periodFrames]))
-                let now = monotonicNanoseconds()
+                let now = MonotonicClock.nanoseconds()
                 if switched {
                     // The stream's gap: from the end of the old device's last period (the callback's own
                     // time is not the device's) to the first period of the new one, beyond one period.
@@ -202,7 +206,7 @@ public final class AudioIOEngine: @unchecked Sendable {
                     switches.add(1, ordering: .releasing)
                 }
                 try cycle(device, format, captureDelay: captureDelay, now: now, xrunBase: xrunBase, tracker: &tracker)
-                lastCycleEnd = monotonicNanoseconds()
+                lastCycleEnd = MonotonicClock.nanoseconds()
             }
         } catch {
             failure = error

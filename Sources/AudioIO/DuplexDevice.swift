@@ -28,3 +28,15 @@ public protocol DuplexDevice: AnyObject, Sendable {
     /// Stops both streams at once, dropping pending frames (I/O thread).
     func stop()
 }
+
+/// Hardware that opens the duplex device of its current route, and moves a running engine
+/// to another device when the route changes: what a call needs from the session's hardware
+/// beyond the policy's ``AudioSession/AudioHardware``. ``ALSAAudioHardware`` is one.
+///
+/// Thread safety: implementations are safe from any thread.
+public protocol AudioDeviceProvider: AnyObject, Sendable {
+    /// The duplex device for the current route, opened and configured.
+    func openDevice(preferred: IOFormat) throws(IOError) -> any DuplexDevice
+    /// The engine that route changes move; nil to stop moving one.
+    func attach(_ engine: AudioIOEngine?)
+}

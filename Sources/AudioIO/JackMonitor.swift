@@ -1,5 +1,6 @@
 import ALSA
 import Logging
+import Platform
 import Synchronization
 
 /// Watches the jack switches of a route map on their ALSA control devices and
@@ -11,7 +12,7 @@ final class JackMonitor: Sendable {
     private let jacks: [String: Set<String>]  // control device -> jack names
     private let logger: Logger
     private let running = Atomic<Bool>(false)
-    private let thread = Mutex<RealtimeThread?>(nil)
+    private let thread = Mutex<PlatformThread?>(nil)
 
     init(entries: [RouteMap.Entry], logger: Logger) {
         var jacks: [String: Set<String>] = [:]
@@ -40,8 +41,8 @@ final class JackMonitor: Sendable {
                 }
             }
         }
-        var started: RealtimeThread?
-        do { started = try RealtimeThread(name: "callaudio-jack", priority: nil, body: body) } catch {
+        var started: PlatformThread?
+        do { started = try startThread(name: "callaudio-jack", priority: nil, body: body) } catch {
             logger.warning("cannot start the jack monitor thread (\(error)): no plug events")
             return
         }

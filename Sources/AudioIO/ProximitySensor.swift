@@ -1,4 +1,5 @@
 public import AudioSession
+import Platform
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -47,7 +48,7 @@ public final class SimulatedProximitySensor: ProximitySensor {
 /// Thread safety: safe from any thread; the handler runs on the sensor's polling thread.
 public final class IIOProximitySensor: ProximitySensor {
     private let core: Core
-    private let poller: RealtimeThread
+    private let poller: PlatformThread
 
     /// The file read (`.../in_proximity_raw`).
     public var path: String { core.path }
@@ -67,7 +68,7 @@ public final class IIOProximitySensor: ProximitySensor {
         core.poll()
         let micros = UInt32(clamping: max(1, interval.components.seconds * 1_000_000 + interval.components.attoseconds / 1_000_000_000_000))
         self.core = core
-        poller = try RealtimeThread(name: "callaudio-prox", priority: nil) {
+        poller = try startThread(name: "callaudio-prox", priority: nil) {
             while core.isRunning {
                 usleep(micros)
                 core.poll()

@@ -1,3 +1,5 @@
+import Platform
+
 /// Publishes a ``JitterBuffer``'s statistics from the I/O thread to any other.
 ///
 /// The buffer stores into it at the end of every ``JitterBuffer/pull(into:now:)``;

@@ -1,3 +1,4 @@
+import Platform
 import Glibc
 import Opus
 
@@ -34,7 +35,7 @@ public struct NTPTimestamp: Sendable, Equatable, Hashable {
     /// The wall clock now (`CLOCK_REALTIME`).
     ///
     /// Thread safety: safe from any thread; does not allocate.
-    public static func now() -> NTPTimestamp { NTPTimestamp(unixNanoseconds: RTPClock.realtimeNanoseconds()) }
+    public static func now() -> NTPTimestamp { NTPTimestamp(unixNanoseconds: WallClock.nanoseconds()) }
 }
 
 /// Round-trip time from a report block (RFC 3550 section 6.4.1).
@@ -60,22 +61,10 @@ public enum RoundTripTime {
     public static func seconds(_ units: UInt32) -> Double { Double(units) / 65536 }
 }
 
-/// The clocks the RTP stack reads.
+/// Conversions between the stack's clocks and RTP clock units.
 ///
 /// Thread safety: stateless; safe from any thread; does not allocate (real-time safe).
 public enum RTPClock {
-    /// `CLOCK_MONOTONIC` in nanoseconds: arrival times, playout, pacing.
-    public static func monotonicNanoseconds() -> UInt64 { read(CLOCK_MONOTONIC) }
-
-    /// `CLOCK_REALTIME` in nanoseconds since the Unix epoch: NTP timestamps in sender reports.
-    public static func realtimeNanoseconds() -> UInt64 { read(CLOCK_REALTIME) }
-
-    private static func read(_ clock: clockid_t) -> UInt64 {
-        var ts = timespec()
-        clock_gettime(clock, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
-
     /// Milliseconds in `units` of the Opus RTP clock (``OpusCallConfiguration/rtpClockRate``):
     /// statistics and delays count in those units.
     @inline(__always)

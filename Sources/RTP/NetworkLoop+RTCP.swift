@@ -1,3 +1,4 @@
+import Platform
 import Glibc
 import Logging
 import Opus

@@ -1,4 +1,4 @@
-import AudioAnalysis
+import Platform
 
 /// The RTCP transmission interval, RFC 3550 section 6.3 and appendix A.7.
 ///

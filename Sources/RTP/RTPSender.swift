@@ -1,3 +1,5 @@
+public import Platform
+
 public import Opus
 
 /// The header state of one outgoing RTP stream (RFC 3550 section 5.1): SSRC,

@@ -1,5 +1,7 @@
+public import Platform
 import Glibc
 public import Logging
+
 public import Opus
 import Synchronization
 
@@ -140,7 +142,7 @@ public final class RTPSession: Sendable {
     public func acceptAnySource() { state.setAcceptsAnySource() }
 
     /// When the peer was last heard: RTP from its source or RTCP accepted from it (monotonic
-    /// nanoseconds, ``RTPClock/monotonicNanoseconds()``); nil while it has not been.
+    /// nanoseconds, ``MonotonicClock/nanoseconds()``); nil while it has not been.
     ///
     /// Thread safety: any thread (an atomic).
     public var lastPeerActivity: UInt64? { state.lastPeerActivity }
@@ -237,7 +239,7 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
     var validator: RTPSourceValidator
     var scheduler: RTCPScheduler
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
-    private let start = RTPClock.monotonicNanoseconds()
+    private let start = MonotonicClock.nanoseconds()
     // The peer's last sender report: LSR and when it arrived.
     var lastSenderReport: UInt32 = 0
     var lastSenderReportArrival: UInt64 = 0
@@ -287,7 +289,7 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
     func run(stopping: borrowing Atomic<Bool>) {
         logger.debug("RTP session listening", metadata: ["rtp": "\(rtp.localAddress)", "ssrc": "\(ssrc)"])
         while !stopping.load(ordering: .acquiring) {
-            let now = RTPClock.monotonicNanoseconds()
+            let now = MonotonicClock.nanoseconds()
             let untilReport = max(0, Int((scheduler.nextDue - seconds(now)) * 1000))
             let (rtpReady, rtcpReady) = UDPSocket.waitReadable(rtp, rtcp, timeoutMs: min(20, untilReport))
             if let moved = state.peer.read(newerThan: &peerVersion) {
@@ -300,10 +302,10 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
             if rtpReady { drain(rtp, isRTCPSocket: false) }
             if rtcpReady, let rtcp { drain(rtcp, isRTCPSocket: true) }
             state.publish(validator)
-            let t = RTPClock.monotonicNanoseconds()
+            let t = MonotonicClock.nanoseconds()
             if seconds(t) >= scheduler.nextDue { reportTimer(now: t) }
         }
-        sendReport(now: RTPClock.monotonicNanoseconds(), goodbye: true)
+        sendReport(now: MonotonicClock.nanoseconds(), goodbye: true)
         events.finish()
         logger.debug("RTP session stopped", metadata: ["ssrc": "\(ssrc)"])
     }
@@ -312,7 +314,7 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
     private func drain(_ socket: UDPSocket, isRTCPSocket: Bool) {
         for _ in 0..<256 {
             guard case let .datagram(length, source, truncated) = socket.receiveNow(into: buffer) else { return }
-            let arrival = RTPClock.monotonicNanoseconds()
+            let arrival = MonotonicClock.nanoseconds()
             let datagram = UnsafeRawBufferPointer(rebasing: buffer[0..<length])
             if isRTCPSocket || (configuration.rtcpMux && RTCPCompound.isRTCP(datagram)) {
                 handleRTCP(datagram, from: source, arrival: arrival, truncated: truncated)

@@ -1,3 +1,5 @@
+import Platform
+
 /// Counters and measurements of an RTP session, shared between the I/O thread (which
 /// sends), the network thread (which receives and runs RTCP) and anyone reading
 /// statistics.

@@ -1,3 +1,4 @@
+public import Platform
 import Opus
 
 /// Why the network thread dropped a datagram.

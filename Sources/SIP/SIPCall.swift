@@ -1,4 +1,4 @@
-public import RTP
+public import Platform
 import Synchronization
 
 /// Why a call ended.

@@ -1,5 +1,6 @@
+public import Platform
+
 public import Logging
-public import RTP
 
 /// Counters of a user agent (since it started).
 ///

@@ -1,5 +1,5 @@
+import Platform
 import Logging
-import RTP
 
 // Digest authentication of our requests (RFC 3261 sections 22.2 and 22.3): a 401 or 407 is
 // answered by sending the request again, with credentials for each realm that challenged,

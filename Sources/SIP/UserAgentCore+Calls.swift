@@ -1,5 +1,5 @@
+import Platform
 import Logging
-import RTP
 
 // What the application does to a call (the `SIPCall` methods), the core's call timers,
 // ending calls, and closing the user agent.

@@ -1,5 +1,5 @@
+import Platform
 import Logging
-import RTP
 
 // The UAC side of the user agent core (RFC 3261 sections 8.1, 9.1, 12.1.2, 13.2, 17.1.3):
 // requests out, responses back through their client transaction to the call.

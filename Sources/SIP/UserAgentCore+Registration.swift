@@ -1,5 +1,5 @@
+import Platform
 import Logging
-import RTP
 
 // Registration with a registrar (RFC 3261 section 10.2): one binding of our Contact to the
 // address of record sip:user@registrar-host, refreshed before it lapses, removed on unregister

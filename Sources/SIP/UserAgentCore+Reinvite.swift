@@ -1,5 +1,5 @@
+import Platform
 import Logging
-import RTP
 
 // Our re-INVITEs (RFC 3261 section 14.1): a new offer in an established dialog, one INVITE
 // transaction at a time in either direction, 491 Request Pending retried after a random wait.

@@ -1,5 +1,5 @@
+import Platform
 import Logging
-import RTP
 
 // The UAS side of the user agent core (RFC 3261 sections 8.2, 9.2, 12.2.2, 13.3, 15.1.2):
 // requests in, to a server transaction and then to a call, a dialog or an answer.

@@ -1,5 +1,5 @@
+import Platform
 import Logging
-import RTP
 
 // The transport and transaction plumbing of the user agent core: datagrams in, timers,
 // running the transactions' actions, and building responses.

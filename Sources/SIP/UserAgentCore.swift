@@ -1,7 +1,7 @@
+import Platform
 import Dispatch
 import Foundation
 import Logging
-import RTP
 import Synchronization
 
 /// Identifies a call inside one user agent.

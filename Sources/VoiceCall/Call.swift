@@ -1,4 +1,6 @@
-public import RTP
+public import Platform
+
+import RTP
 import Synchronization
 
 /// One call: its direction, its peer, where it is in its life, and its media statistics.

@@ -1,3 +1,6 @@
+import MediaNegotiation
+import SDP
+import Platform
 import Glibc
 import Logging
 import RTP
@@ -51,9 +54,9 @@ extension CallController {
     /// came from the peer for `timeout`; a held call (by either side) and a peer that does not
     /// send are not expected to be heard, and the silence counts from the end of the hold.
     /// Returns whether to keep watching.
-    private func checkMedia(_ id: String, timeout: Duration) -> Bool {
+    func checkMedia(_ id: String, timeout: Duration) -> Bool {
         guard var record = records[id], let media = record.media, !record.call.state.isEnded else { return false }
-        let now = RTPClock.monotonicNanoseconds()
+        let now = MonotonicClock.nanoseconds()
         if record.mediaQuietSince == 0 { record.mediaQuietSince = now }  // the first look: media just started
         let held = if case .held = record.call.state { true } else { false }
         let peerSends = record.remote?.direction.sends ?? true

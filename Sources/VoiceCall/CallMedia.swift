@@ -1,4 +1,5 @@
-import AudioAnalysis
+import Platform
+import DSP
 import AudioIO
 import Opus
 import RTP
@@ -155,7 +156,7 @@ final class CallMedia: @unchecked Sendable {
     // MARK: The I/O thread
 
     func process(_ cycle: IOCycle) {
-        let started = RTPClock.monotonicNanoseconds()
+        let started = MonotonicClock.nanoseconds()
         let timing = cycle.timing
         // Downlink: what arrived, through the jitter buffer, to the loudspeaker.
         let playAt = timing.hostTimeNanoseconds &+ UInt64(timing.playbackDelayFrames) * 1_000_000_000 / sampleRate
@@ -190,7 +191,7 @@ final class CallMedia: @unchecked Sendable {
         playbackEnergy += Double(Self.meanSquare(cycle.playback))
         capturePower.store(Float(captureEnergy / periods).bitPattern, ordering: .relaxed)
         playbackPower.store(Float(playbackEnergy / periods).bitPattern, ordering: .relaxed)
-        busyNanoseconds.add(RTPClock.monotonicNanoseconds() &- started, ordering: .relaxed)
+        busyNanoseconds.add(MonotonicClock.nanoseconds() &- started, ordering: .relaxed)
     }
 
     /// Mean square of a period, full scale 1 (the level's logarithm is taken by the reader, off this thread).
@@ -202,6 +203,6 @@ final class CallMedia: @unchecked Sendable {
 
     /// A stored mean square in dBFS, floored at -100 (silence).
     private static func dBFS(power: borrowing Atomic<UInt32>) -> Double {
-        max(-100, Levels.decibels(power: Double(Float(bitPattern: power.load(ordering: .relaxed)))))
+        10 * Math.log10(max(1e-10, Double(Float(bitPattern: power.load(ordering: .relaxed)))))
     }
 }

@@ -1,4 +1,4 @@
-import AudioAnalysis
+import DSP
 
 /// The band-limited correlation `q(t) = sum_k Re(P_k e^(i w_k t))` of a cross-spectrum `P` over
 /// bins `bandLow ... bandHigh`, read at any lag `t` (in samples), not only on the FFT's grid.

@@ -1,4 +1,4 @@
-import AudioAnalysis
+import DSP
 
 /// Power in critical-band-like bands of one frame: a Hann-windowed real FFT, bins summed into
 /// bands of about a Bark from 100 Hz to 8 kHz (or the Nyquist frequency, if lower).

@@ -1,4 +1,5 @@
-import AudioAnalysis
+import DSP
+
 /// Watches the echo canceller from outside: how much echo it removes (ERLE, from its input and
 /// output energies while the far end plays) and whether its filter no longer fits the echo:
 ///

@@ -1,4 +1,5 @@
-import AudioAnalysis
+import DSP
+
 /// Finds how long the loudspeaker signal takes to come back in the microphone, by generalized
 /// cross-correlation with phase transform (GCC-PHAT) of the decimated signals.
 ///

@@ -1,4 +1,4 @@
-import AudioAnalysis
+import DSP
 
 /// Decides where in the loudspeaker history the canceller's reference is read: the delay, in
 /// processing samples, from a loudspeaker sample to the microphone sample it is paired with.

@@ -1,4 +1,4 @@
-import AudioAnalysis
+import DSP
 
 /// Tells near-end speech from echo band by band while the canceller cannot yet: the startup
 /// gate's second near-end test (``StartupEchoGate``).

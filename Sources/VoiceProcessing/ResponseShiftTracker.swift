@@ -1,4 +1,3 @@
-import AudioAnalysis
 
 /// Follows how far the whole echo response has moved since a stored snapshot of it: the
 /// measurement the drift estimator fits its line to.

@@ -1,4 +1,5 @@
-import AudioAnalysis
+import DSP
+
 /// A first-in first-out queue of samples with a fixed capacity, for carrying audio between
 /// the device's period and the processing frame (and across sampling rates).
 ///

@@ -1,4 +1,4 @@
-import AudioAnalysis
+import DSP
 
 /// Holds the echo back while the linear canceller has not converged yet: at the start of a
 /// call and after the canceller was reset (divergence, a new echo delay). Until then the

@@ -1,4 +1,4 @@
-import AudioAnalysis
+import DSP
 import SpeexDSP
 import Synchronization
 
@@ -57,9 +57,8 @@ public final class VoiceProcessingUnit {
     private var isSuppressionAttached = false
     /// Whether the capture, not the canceller's output, goes on to the preprocessor (no echo path).
     private var isPassingCapture = false
-    /// The canceller's own DC notch, for the capture passed on without it; `notched` is its output.
+    /// The canceller's own DC notch, for the capture passed on without it.
     private var notch: DCNotch
-    private let notched: UnsafeMutablePointer<Int16>
     /// Suppresses the echo until the canceller has converged (nil without residual echo suppression).
     private let startupGate: StartupEchoGate?
     /// How far ahead of the reference the startup gate also looks, in samples (40 ms).
@@ -67,17 +66,7 @@ public final class VoiceProcessingUnit {
     private let activity: ActivityTracker
     private var speechDetector: SpeechDetector
 
-    private let renderScratch: UnsafeMutablePointer<Int16>
-    private let captureScratch: UnsafeMutablePointer<Int16>
-    private let floatScratch: UnsafeMutablePointer<Float>
-    private let processedScratch: UnsafeMutablePointer<Int16>
-    private let deviceScratch: UnsafeMutablePointer<Int16>
-    private let frameIn: UnsafeMutablePointer<Int16>
-    private let frameReference: UnsafeMutablePointer<Int16>
-    private let frameOut: UnsafeMutablePointer<Int16>
-    private let referenceFloat: UnsafeMutablePointer<Float>
-    private let captureFloat: UnsafeMutablePointer<Float>
-    private let scratchCapacity: Int
+    private let scratch: ProcessingScratch
 
     /// Capture samples (processing rate) consumed into frames so far.
     private var captureIndex = 0
@@ -91,33 +80,11 @@ public final class VoiceProcessingUnit {
 
     /// Builds the unit and everything it will need; nothing is allocated after this.
     public init(configuration c: VoiceProcessingConfiguration, canceller custom: (any EchoCanceller)? = nil) throws(VoiceProcessingError) {
-        guard [16000, 48000].contains(c.processingSampleRate) else {
-            throw VoiceProcessingError("processing rate \(c.processingSampleRate) Hz must be 16000 or 48000")
-        }
-        guard (8000...192_000).contains(c.deviceSampleRate) else { throw VoiceProcessingError("device rate \(c.deviceSampleRate) Hz") }
-        guard c.frameDuration == 0.01 || c.frameDuration == 0.02 else { throw VoiceProcessingError("frame must be 10 or 20 ms") }
-        guard (1...65536).contains(c.maximumFramesPerPeriod) else { throw VoiceProcessingError("period of \(c.maximumFramesPerPeriod) frames") }
-        guard (0.05...2).contains(c.maximumEchoDelay) else { throw VoiceProcessingError("maximum echo delay must be in 0.05...2 s") }
+        try c.validate()
         configuration = c
         let fp = c.processingSampleRate, fd = c.deviceSampleRate
         frame = Int(Double(fp) * c.frameDuration)
-
-        if let custom {
-            guard custom.frameSize == frame, custom.sampleRate == fp else {
-                throw VoiceProcessingError("canceller must take \(frame)-sample frames at \(fp) Hz")
-            }
-            canceller = custom
-        } else {
-            switch c.echoCanceller {
-            case .speex(let tail):
-                guard (0.02...1).contains(tail) else { throw VoiceProcessingError("tail \(tail) s must be in 0.02...1") }
-                do {
-                    canceller = try SpeexMDFEchoCanceller(frameSize: frame, tailLength: Int(tail * Double(fp)), sampleRate: fp)
-                } catch { throw VoiceProcessingError("echo canceller: \(error)") }
-            case .passthrough:
-                canceller = PassthroughEchoCanceller(frameSize: frame, sampleRate: fp)
-            }
-        }
+        canceller = try c.makeCanceller(block: frame, custom: custom)
         do {
             preprocessor = try c.makePreprocessor(frameSize: frame, sampleRate: fp)
             suppressionSource = c.suppressesResidualEcho ? canceller as? SpeexMDFEchoCanceller : nil
@@ -125,15 +92,8 @@ public final class VoiceProcessingUnit {
                 preprocessor.attach(suppressionSource.canceller)
                 isSuppressionAttached = true
             }
-            if fd != fp {
-                captureDown = try Resampler(from: fd, to: fp)
-                renderDown = try Resampler(from: fd, to: fp)
-                captureUp = try Resampler(from: fp, to: fd)
-            } else {
-                captureDown = nil
-                renderDown = nil
-                captureUp = nil
-            }
+            let resamplers = try c.makeResamplers()
+            (captureDown, renderDown, captureUp) = (resamplers?.captureDown, resamplers?.renderDown, resamplers?.captureUp)
         } catch { throw VoiceProcessingError("SpeexDSP: \(error)") }
         appliedAGC = c.agcEnabled
         fixedLatency = Double(frame) / Double(fp)
@@ -142,34 +102,13 @@ public final class VoiceProcessingUnit {
 
         // Buffers: a period at either rate plus resampler slack and a frame of framing.
         let periodAtProcessing = (c.maximumFramesPerPeriod * fp + fd - 1) / fd
-        scratchCapacity = max(periodAtProcessing, c.maximumFramesPerPeriod) + 2 * frame + 64
+        let scratchCapacity = max(periodAtProcessing, c.maximumFramesPerPeriod) + 2 * frame + 64
         inFIFO = SampleFIFO(capacity: scratchCapacity + frame)
         outFIFO = SampleFIFO(capacity: 2 * scratchCapacity + 2 * frame)
         linearFIFO = SampleFIFO(capacity: 2 * scratchCapacity + 2 * frame)
         deviceFIFO = fd != fp ? SampleFIFO(capacity: 2 * scratchCapacity + 2 * frame) : nil
-        renderScratch = .allocate(capacity: scratchCapacity)
-        captureScratch = .allocate(capacity: scratchCapacity)
-        floatScratch = .allocate(capacity: scratchCapacity)
-        processedScratch = .allocate(capacity: 2 * scratchCapacity)
-        deviceScratch = .allocate(capacity: 2 * scratchCapacity)
-        frameIn = .allocate(capacity: frame)
-        frameReference = .allocate(capacity: frame)
-        frameOut = .allocate(capacity: frame)
-        notched = .allocate(capacity: frame)
-        notched.initialize(repeating: 0, count: frame)
+        scratch = ProcessingScratch(capacity: scratchCapacity, block: frame)
         notch = DCNotch(sampleRate: fp)
-        referenceFloat = .allocate(capacity: frame)
-        captureFloat = .allocate(capacity: frame)
-        renderScratch.initialize(repeating: 0, count: scratchCapacity)
-        captureScratch.initialize(repeating: 0, count: scratchCapacity)
-        floatScratch.initialize(repeating: 0, count: scratchCapacity)
-        processedScratch.initialize(repeating: 0, count: 2 * scratchCapacity)
-        deviceScratch.initialize(repeating: 0, count: 2 * scratchCapacity)
-        referenceFloat.initialize(repeating: 0, count: frame)
-        captureFloat.initialize(repeating: 0, count: frame)
-        frameIn.initialize(repeating: 0, count: frame)
-        frameReference.initialize(repeating: 0, count: frame)
-        frameOut.initialize(repeating: 0, count: frame)
 
         let fixed: Double? = if case .fixed(let seconds) = c.delay { seconds * Double(fp) } else { nil }
         alignment = EchoAlignment(sampleRate: fp, fixedDelay: fixed, followsDrift: c.compensatesDrift)
@@ -196,13 +135,6 @@ public final class VoiceProcessingUnit {
         shared.mode.store(c.mode.rawValue, ordering: .relaxed)
         shared.duckingAdvanced.store(c.ducking.isAdvanced, ordering: .relaxed)
         shared.duckingLevel.store(c.ducking.level.rawValue, ordering: .relaxed)
-    }
-
-    deinit {
-        renderScratch.deallocate(); captureScratch.deallocate(); floatScratch.deallocate()
-        processedScratch.deallocate(); deviceScratch.deallocate()
-        frameIn.deallocate(); frameReference.deallocate(); frameOut.deallocate(); notched.deallocate()
-        referenceFloat.deallocate(); captureFloat.deallocate()
     }
 
     // MARK: Processing (I/O thread)
@@ -234,15 +166,15 @@ public final class VoiceProcessingUnit {
 
         // 1. Render to the processing rate, into the history ring and the delay estimator.
         let fp = configuration.processingSampleRate, fd = configuration.deviceSampleRate
-        let renderCount = convert(renderBase, n, with: renderDown, into: renderScratch)
-        for i in 0..<renderCount { floatScratch[i] = Float(renderScratch[i]) * (1 / 32768) }
-        ring.write(floatScratch, renderCount)
-        estimator?.pushRender(floatScratch, renderCount)
-        activity.render(floatScratch, renderCount)
+        let renderCount = convert(renderBase, n, with: renderDown, into: scratch.render)
+        for i in 0..<renderCount { scratch.floats[i] = Float(scratch.render[i]) * (1 / 32768) }
+        ring.write(scratch.floats, renderCount)
+        estimator?.pushRender(scratch.floats, renderCount)
+        activity.render(scratch.floats, renderCount)
 
         // 2. Capture to the processing rate, queued for framing.
-        let captureCount = convert(UnsafePointer(captureBase), n, with: captureDown, into: captureScratch)
-        inFIFO.push(captureScratch, captureCount)
+        let captureCount = convert(UnsafePointer(captureBase), n, with: captureDown, into: scratch.capture)
+        inFIFO.push(scratch.capture, captureCount)
 
         // 3. The device delay, at the processing rate.
         if case .automatic = configuration.delay {
@@ -259,20 +191,20 @@ public final class VoiceProcessingUnit {
         // 5. Back to the device, with whatever latency framing and rate conversion need.
         if let deviceFIFO, let captureUp {
             let ready = outFIFO.count
-            outFIFO.pop(into: processedScratch, ready)
-            let produced = captureUp.convert(processedScratch, ready, into: deviceScratch, capacity: 2 * scratchCapacity)
-            deviceFIFO.push(deviceScratch, produced)
+            outFIFO.pop(into: scratch.processed, ready)
+            let produced = captureUp.convert(scratch.processed, ready, into: scratch.device, capacity: 2 * scratch.capacity)
+            deviceFIFO.push(scratch.device, produced)
             if deviceFIFO.count < n {
                 deviceFIFO.pushZeros(n - deviceFIFO.count)
             }
-            deviceFIFO.pop(into: isBypassed ? deviceScratch : captureBase, n)
+            deviceFIFO.pop(into: isBypassed ? scratch.device : captureBase, n)
         } else {
             if outFIFO.count < n {
                 linearFIFO.pushZeros(n - outFIFO.count)
                 outFIFO.pushZeros(n - outFIFO.count)
             }
-            outFIFO.pop(into: isBypassed ? deviceScratch : captureBase, n)
-            linearFIFO.pop(into: linearOutput?.baseAddress ?? deviceScratch, n)
+            outFIFO.pop(into: isBypassed ? scratch.device : captureBase, n)
+            linearFIFO.pop(into: linearOutput?.baseAddress ?? scratch.device, n)
         }
         publish()
     }
@@ -284,7 +216,7 @@ public final class VoiceProcessingUnit {
             output.update(from: input, count: n)
             return n
         }
-        return resampler.convert(input, n, into: output, capacity: scratchCapacity)
+        return resampler.convert(input, n, into: output, capacity: scratch.capacity)
     }
 
     /// The canceller's filter no longer fits the echo (it diverged, or the reference moved): start
@@ -297,7 +229,7 @@ public final class VoiceProcessingUnit {
     }
 
     private func processFrame() {
-        inFIFO.pop(into: frameIn, frame)
+        inFIFO.pop(into: scratch.blockIn, frame)
         let n0 = captureIndex
 
         // The reference, read at the echo's delay (fractional when drifting).
@@ -310,25 +242,25 @@ public final class VoiceProcessingUnit {
             d = d.rounded(.down)
             step = 1
         }
-        ring.read(from: Double(n0) - d, step: step, count: frame, into: referenceFloat)
+        ring.read(from: Double(n0) - d, step: step, count: frame, into: scratch.referenceFloat)
         for i in 0..<frame {
-            frameReference[i] = Int16(clamping: Int((referenceFloat[i] * 32768).rounded()))
+            scratch.blockReference[i] = Int16(clamping: Int((scratch.referenceFloat[i] * 32768).rounded()))
         }
 
-        canceller.cancel(capture: UnsafeBufferPointer(start: frameIn, count: frame),
-                         reference: UnsafeBufferPointer(start: frameReference, count: frame),
-                         output: UnsafeMutableBufferPointer(start: frameOut, count: frame))
+        canceller.cancel(capture: UnsafeBufferPointer(start: scratch.blockIn, count: frame),
+                         reference: UnsafeBufferPointer(start: scratch.blockReference, count: frame),
+                         output: UnsafeMutableBufferPointer(start: scratch.blockOut, count: frame))
         // With no echo path the canceller's output is not used (below), so a divergence there
         // does not matter; resetting it would only put it back into its fastest adaptation.
-        if monitor.update(capture: frameIn, reference: frameReference, output: frameOut) == .diverged
+        if monitor.update(capture: scratch.blockIn, reference: scratch.blockReference, output: scratch.blockOut) == .diverged
             && echoPath.state != .absent {
             restartCanceller()
         }
         echoPath.frame(farActive: monitor.isFarActive)
         // Delay and drift, from the raw streams.
         if let estimator {
-            for i in 0..<frame { captureFloat[i] = Float(frameIn[i]) * (1 / 32768) }
-            if let e = estimator.pushCapture(captureFloat, frame) {
+            for i in 0..<frame { scratch.captureFloat[i] = Float(scratch.blockIn[i]) * (1 / 32768) }
+            if let e = estimator.pushCapture(scratch.captureFloat, frame) {
                 echoPath.hop(confidence: e.confidence, cancellerERLE: monitor.erleDB)
                 followEchoPath()
                 // Without an echo path a chance peak may move the reference; the canceller's output
@@ -347,19 +279,19 @@ public final class VoiceProcessingUnit {
             }
         }
 
-        if deviceFIFO == nil { linearFIFO.push(frameOut, frame) }  // the linear output exists without resampling only
+        if deviceFIFO == nil { linearFIFO.push(scratch.blockOut, frame) }  // the linear output exists without resampling only
         passCaptureWithoutEcho()
         if let startupGate, startupGate.isActive, echoPath.state != .absent {
             // The far end 40 ms ahead of the reference too, in case the delay (not yet estimated
             // at the start) is placed late and the echo comes before its reference.
-            ring.read(from: Double(n0) - max(0, (d - startupGateLead).rounded(.down)), step: 1, count: frame, into: referenceFloat)
-            startupGate.process(reference: frameReference, capture: frameIn, output: frameOut, leadingReference: referenceFloat)
+            ring.read(from: Double(n0) - max(0, (d - startupGateLead).rounded(.down)), step: 1, count: frame, into: scratch.referenceFloat)
+            startupGate.process(reference: scratch.blockReference, capture: scratch.blockIn, output: scratch.blockOut, leadingReference: scratch.referenceFloat)
         }
-        _ = preprocessor.process(UnsafeMutableBufferPointer(start: frameOut, count: frame))
+        _ = preprocessor.process(UnsafeMutableBufferPointer(start: scratch.blockOut, count: frame))
         let speech = speechDetector.update(probability: preprocessor.speechProbability)
         activity.nearEnd(speech: speech, muted: isInputMuted)
-        if isInputMuted { frameOut.update(repeating: 0, count: frame) }
-        outFIFO.push(frameOut, frame)
+        if isInputMuted { scratch.blockOut.update(repeating: 0, count: frame) }
+        outFIFO.push(scratch.blockOut, frame)
         captureIndex += frame
         shared.frames.add(1, ordering: .relaxed)
     }
@@ -384,17 +316,17 @@ public final class VoiceProcessingUnit {
     /// and the canceller's ERLE still see an echo that appears. Switches crossfade over a frame.
     private func passCaptureWithoutEcho() {
         // The notch runs on every frame, so its state has settled whenever it is switched in.
-        notch.process(frameIn, into: notched, count: frame)
+        notch.process(scratch.blockIn, into: scratch.notched, count: frame)
         let pass = echoPath.state == .absent
         guard pass || isPassingCapture else { return }
         if pass == isPassingCapture {
-            frameOut.update(from: notched, count: frame)
+            scratch.blockOut.update(from: scratch.notched, count: frame)
             return
         }
         let step = 1 / Float(frame)
         for i in 0..<frame {
             let w = pass ? step * Float(i + 1) : 1 - step * Float(i + 1)
-            frameOut[i] = Int16(clamping: Int((w * Float(notched[i]) + (1 - w) * Float(frameOut[i])).rounded()))
+            scratch.blockOut[i] = Int16(clamping: Int((w * Float(scratch.notched[i]) + (1 - w) * Float(scratch.blockOut[i])).rounded()))
         }
         isPassingCapture = pass
     }

@@ -1,3 +1,4 @@
+import Platform
 import ALSA
 import AudioAnalysis
 import Foundation

@@ -1,7 +1,7 @@
 @testable import AudioIO
 import AudioAnalysis
 import Foundation
-import RoomAcoustics
+import Simulation
 import Testing
 import TestSupport
 

@@ -1,3 +1,5 @@
+import Platform
+import Simulation
 import AudioAnalysis
 import Opus
 import RTP

@@ -1,3 +1,4 @@
+import Platform
 @testable import RTP
 import Testing
 

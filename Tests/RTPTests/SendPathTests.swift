@@ -1,3 +1,4 @@
+import Platform
 import AudioAnalysis
 import Opus
 import RTP

@@ -1,4 +1,4 @@
-import RTP
+import Platform
 @testable import SIP
 import Synchronization
 import Testing

@@ -1,5 +1,7 @@
+import MediaNegotiation
+import SDP
+import Platform
 import Foundation
-import RTP
 import SIP
 import Testing
 import TestSupport

@@ -1,5 +1,5 @@
+import Platform
 import Foundation
-import RTP
 @testable import SIP
 import Testing
 import TestSupport

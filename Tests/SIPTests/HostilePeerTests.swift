@@ -1,5 +1,5 @@
 import Foundation
-import RTP
+import Platform
 @testable import SIP
 import Testing
 import TestSupport

@@ -1,6 +1,6 @@
+import Platform
 import AudioAnalysis
 import Foundation
-import RTP
 import SIP
 import Synchronization
 import Testing

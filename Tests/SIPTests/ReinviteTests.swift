@@ -1,5 +1,5 @@
 import Foundation
-import RTP
+import Platform
 import SIP
 import Testing
 import TestSupport

@@ -1,5 +1,5 @@
+import Platform
 import Foundation
-import RTP
 import SIP
 import Synchronization
 import Testing

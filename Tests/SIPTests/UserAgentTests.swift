@@ -1,4 +1,4 @@
-import RTP
+import Platform
 import SIP
 import Testing
 

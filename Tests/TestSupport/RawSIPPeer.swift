@@ -1,4 +1,5 @@
-public import RTP
+public import Platform
+
 public import SIP
 
 /// A bare UDP socket speaking SIP by hand: the peer in transaction and robustness tests.

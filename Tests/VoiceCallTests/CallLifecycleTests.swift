@@ -1,7 +1,8 @@
+import Platform
 import AudioAnalysis
 import AudioIO
 import AudioSession
-import RoomAcoustics
+import Simulation
 import Synchronization
 import Testing
 import TestSupport

@@ -1,3 +1,6 @@
+import MediaNegotiation
+import SDP
+import Platform
 import AudioAnalysis
 import AudioSession
 import Opus

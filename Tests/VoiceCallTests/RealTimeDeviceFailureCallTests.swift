@@ -1,3 +1,4 @@
+import Platform
 import AudioIO
 import AudioSession
 import Foundation

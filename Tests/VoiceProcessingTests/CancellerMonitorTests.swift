@@ -1,3 +1,5 @@
+import DSP
+import Platform
 import AudioAnalysis
 import Testing
 @testable import VoiceProcessing

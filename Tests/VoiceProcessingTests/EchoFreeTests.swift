@@ -1,5 +1,6 @@
+import DSP
 import AudioAnalysis
-import RoomAcoustics
+import Simulation
 import Testing
 import TestSupport
 @testable import VoiceProcessing

@@ -1,5 +1,7 @@
+import DSP
+import Platform
 import AudioAnalysis
-import RoomAcoustics
+import Simulation
 import Testing
 import TestSupport
 @testable import VoiceProcessing

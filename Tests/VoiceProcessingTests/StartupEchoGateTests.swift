@@ -1,3 +1,4 @@
+import DSP
 import AudioAnalysis
 import Testing
 import TestSupport

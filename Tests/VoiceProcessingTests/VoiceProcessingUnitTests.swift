@@ -1,5 +1,5 @@
 import AudioAnalysis
-import RoomAcoustics
+import Simulation
 import Testing
 import TestSupport
 @testable import VoiceProcessing

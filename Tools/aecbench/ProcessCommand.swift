@@ -1,3 +1,4 @@
+import Simulation
 import ArgumentParser
 import Foundation
 import WAV

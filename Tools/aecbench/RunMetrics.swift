@@ -1,5 +1,5 @@
 public import ArgumentParser
-import RoomAcoustics
+import Simulation
 
 extension Engine: ExpressibleByArgument {}
 extension LoudspeakerNonlinearity: ExpressibleByArgument {}

@@ -1,6 +1,6 @@
 import AudioAnalysis
 import Foundation
-import RoomAcoustics
+import Simulation
 import SpeexDSP
 import WAV
 

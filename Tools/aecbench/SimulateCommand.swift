@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import RoomAcoustics
+import Simulation
 
 struct SimulateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import RoomAcoustics
+import Simulation
 import WAV
 
 struct SuiteCommand: ParsableCommand {

@@ -1,4 +1,4 @@
-import RoomAcoustics
+import Simulation
 
 /// One of the standard scenarios: the base call with one thing changed.
 struct SuiteScenario {

@@ -32,3 +32,25 @@ stop() {
   for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
   kill -KILL "$pid" 2>/dev/null
 }
+
+# wait_for FILE PATTERN [SECONDS]: until a line of FILE matches PATTERN (grep -E), up to
+# SECONDS (default 10); false when it never does. The one way a check waits for a peer to start.
+wait_for() {
+  local file="$1" pattern="$2" deadline=$((SECONDS + ${3:-10}))
+  until grep -qE "$pattern" "$file" 2>/dev/null; do
+    [ "$SECONDS" -ge "$deadline" ] && { echo "wait_for: no '$pattern' in $file" >&2; return 1; }
+    sleep 0.05
+  done
+}
+
+# wait_for_udp PORT [SECONDS]: until something is bound to UDP port PORT (IPv4 or IPv6), for a
+# peer that says nothing when it is ready (GStreamer, ffmpeg, linphonec).
+wait_for_udp() {
+  local hex deadline=$((SECONDS + ${2:-10}))
+  hex=$(printf '%04X' "$1")
+  until awk -v p=":$hex" 'FNR > 1 && substr($2, length($2) - 4) == p { found = 1 } END { exit !found }' \
+      /proc/net/udp /proc/net/udp6 2>/dev/null; do
+    [ "$SECONDS" -ge "$deadline" ] && { echo "wait_for_udp: nothing on UDP port $1" >&2; return 1; }
+    sleep 0.05
+  done
+}

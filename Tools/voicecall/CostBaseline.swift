@@ -1,7 +1,8 @@
+import Platform
 import AudioAnalysis
 import Foundation
 import Opus
-import RoomAcoustics
+import Simulation
 import RTP
 import SpeexDSP
 import Synchronization
@@ -113,7 +114,7 @@ enum CostBaseline {
         try s.microphone.withUnsafeBufferPointer { microphone in
             try s.microphone16.withUnsafeBufferPointer { microphone16 in
                 try s.render16.withUnsafeBufferPointer { render16 in
-                    var deadline = RTPClock.monotonicNanoseconds()
+                    var deadline = MonotonicClock.nanoseconds()
                     for n in frames {
                         if paced {
                             deadline += UInt64(codec.frameMilliseconds) * 1_000_000

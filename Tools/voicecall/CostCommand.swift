@@ -3,7 +3,7 @@ import AudioIO
 import AudioSession
 import Foundation
 import Opus
-import RoomAcoustics
+import Simulation
 import Synchronization
 import VoiceCall
 

@@ -1,3 +1,4 @@
+import Simulation
 import AudioAnalysis
 import AudioIO
 import AudioSession

@@ -1,9 +1,10 @@
+import Platform
 import ArgumentParser
 import RTP
 import SIP
 import AudioIO
 import AudioSession
-import RoomAcoustics
+import Simulation
 import Synchronization
 import VoiceCall
 import Opus

@@ -1,3 +1,7 @@
+import SDP
+import MediaNegotiation
+import Simulation
+import Platform
 import ArgumentParser
 import Foundation
 import Opus

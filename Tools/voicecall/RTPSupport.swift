@@ -1,10 +1,12 @@
+import Simulation
+import Platform
 import Foundation
 import Glibc
 import RTP
 
 /// Periodic work on the monotonic clock with absolute deadlines (no drift), as a sound card paces.
 enum Pacer {
-    /// Sleeps until `deadline` (monotonic nanoseconds, ``RTP/RTPClock/monotonicNanoseconds()``).
+    /// Sleeps until `deadline` (monotonic nanoseconds, ``Platform/MonotonicClock/nanoseconds()``).
     static func sleep(until deadline: UInt64) {
         var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
@@ -14,12 +16,12 @@ enum Pacer {
     static func run(seconds: Double, periodMs: Int, _ body: (Int, UInt64) -> Void) -> UInt64 {
         let period = UInt64(periodMs) * 1_000_000
         let ticks = Int((seconds * 1000 / Double(periodMs)).rounded(.up))
-        let start = RTPClock.monotonicNanoseconds()
+        let start = MonotonicClock.nanoseconds()
         for tick in 0..<ticks {
             sleep(until: start + UInt64(tick) * period)
-            body(tick, RTPClock.monotonicNanoseconds())
+            body(tick, MonotonicClock.nanoseconds())
         }
-        return RTPClock.monotonicNanoseconds() - start
+        return MonotonicClock.nanoseconds() - start
     }
 }
 

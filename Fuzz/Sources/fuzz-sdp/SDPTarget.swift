@@ -1,5 +1,7 @@
+import MediaNegotiation
+import SDP
+import Platform
 import Opus
-import RTP
 
 /// SDP from a peer: the parser, then the Opus offer/answer rules on what parsed, as the call
 /// setup runs them (answer an offer, re-answer it, re-offer, the send configuration).

@@ -1,4 +1,4 @@
-import Glibc
+import Platform
 import Synchronization
 
 /// Where the peer receives RTP and RTCP, handed from the control thread to the I/O and
@@ -31,10 +31,9 @@ final class PeerAddressMailbox: Sendable {
         sequence.store(start + 1, ordering: .relaxed)
         atomicMemoryFence(ordering: .releasing)
         for (slot, address) in [rtp, rtcp].enumerated() {
-            withUnsafeBytes(of: address.storage) { raw in
-                for w in 0..<Self.wordsPerAddress {
-                    words.store(slot * Self.wordsPerAddress + w, Int(bitPattern: UInt(raw.loadUnaligned(fromByteOffset: 8 * w, as: UInt64.self))))
-                }
+            let addressWords = address.words
+            for w in 0..<Self.wordsPerAddress {
+                words.store(slot * Self.wordsPerAddress + w, Int(bitPattern: UInt(addressWords[w])))
             }
         }
         sequence.store(start + 2, ordering: .releasing)
@@ -45,17 +44,10 @@ final class PeerAddressMailbox: Sendable {
     func read(newerThan seen: inout Int) -> (rtp: SocketAddress, rtcp: SocketAddress)? {
         let before = sequence.load(ordering: .acquiring)
         guard before != seen, before & 1 == 0 else { return nil }
-        var addresses = (SocketAddress(storage: sockaddr_storage()), SocketAddress(storage: sockaddr_storage()))
-        for slot in 0..<2 {
-            var storage = sockaddr_storage()
-            withUnsafeMutableBytes(of: &storage) { raw in
-                for w in 0..<Self.wordsPerAddress {
-                    raw.storeBytes(of: UInt64(UInt(bitPattern: words.int(slot * Self.wordsPerAddress + w))),
-                                   toByteOffset: 8 * w, as: UInt64.self)
-                }
-            }
-            if slot == 0 { addresses.0 = SocketAddress(storage: storage) } else { addresses.1 = SocketAddress(storage: storage) }
+        let address = { (slot: Int) in
+            SocketAddress(words: [4 of UInt64] { UInt64(UInt(bitPattern: self.words.int(slot * Self.wordsPerAddress + $0))) })
         }
+        let addresses = (address(0), address(1))
         atomicMemoryFence(ordering: .acquiring)
         guard sequence.load(ordering: .relaxed) == before else { return nil }
         seen = before

@@ -1,3 +1,5 @@
+import Simulation
+import Platform
 import Opus
 import RTP
 

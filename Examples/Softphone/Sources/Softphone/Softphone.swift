@@ -1,7 +1,7 @@
 import AudioIO
 import AudioSession
 import Foundation
-import RoomAcoustics
+import Simulation
 import Synchronization
 import VoiceCall
 import WAV

@@ -1,0 +1,272 @@
+import MediaNegotiation
+import SDP
+import Platform
+import AudioSession
+import AudioIO
+import Glibc
+import Logging
+import Opus
+import RTP
+import SIP
+import Synchronization
+import VoiceProcessing
+
+extension CallController {
+    // MARK: Media and session lifecycle
+
+    var sdpParameters: OpusFormatParameters {
+        OpusFormatParameters(useInbandFEC: configuration.codec.inbandFEC, useDTX: configuration.codec.dtx,
+                             maxAverageBitrate: configuration.codec.bitrate, stereo: false, spropStereo: false)
+    }
+
+    /// Activates the session for the call, opens the device and starts media towards `remote`.
+    func startMedia(_ id: String, remote: OpusStreamDescription) throws(CallError) {
+        guard var record = records[id], let ports = record.ports else { throw .invalidState("no call \(id)") }
+        do {
+            try session.setCategory(.playAndRecord, mode: .voiceChat, options: configuration.categoryOptions)
+            try? session.setPreferredSampleRate(configuration.preferredSampleRate)
+            try? session.setPreferredIOBufferDuration(configuration.preferredIOBufferDuration)
+            try session.setActive(true)
+        } catch {
+            throw .audioSession("\(error)")
+        }
+        do {
+            let device = try makeDevice()
+            var codec = configuration.codec
+            codec.sampleRate = device.format.sampleRate
+            if let bitrate = remote.parameters.maxAverageBitrate { codec.bitrate = min(codec.bitrate, bitrate) }
+            let mux = configuration.rtcpMux && remote.rtcpMux
+            let (remoteAddress, rtcpAddress) = try destinations(of: remote, mux: mux)
+            var rtpConfiguration = RTPSessionConfiguration(
+                localAddress: ports.rtp, remoteAddress: remoteAddress, remoteRTCPAddress: rtcpAddress,
+                rtcpMux: mux, payloadType: remote.payloadType, opus: codec)
+            // Only the address the peer declared may become its source (a relay forwards from its own).
+            if configuration.mediaPath == nil {
+                let declared = try Self.peerAddress(remote)
+                rtpConfiguration.validator.expectedSource = declared
+                rtpConfiguration.validator.alternateSource = record.sip.remoteAddress.with(port: declared.port)
+            }
+            rtpConfiguration.telephoneEvents = remote.telephoneEvents
+            // Another address family (a peer that advertises IPv6 while it talks to us over IPv4):
+            // nothing we send there arrives.
+            let unreachable = remoteAddress.family != ports.rtp.family
+            if configuration.mediaPath == nil {
+                rtpConfiguration.latchesToPeerSource = configuration.mediaLatching == .always
+                    || (configuration.mediaLatching == .whenUnreachable && unreachable)
+            }
+            if unreachable && rtpConfiguration.latchesToPeerSource {
+                logger.warning("the peer's media address is \(remoteAddress), which our \(ports.rtp) cannot reach: sending where its RTP comes from")
+            }
+            ports.release()
+            let rtp = try RTPSession(configuration: rtpConfiguration, logger: logger)
+            // A peer whose stream does not receive (offered or answered sendonly or inactive) gets no RTP.
+            rtp.isSending = remote.direction.receives
+            let media = try CallMedia(device: device, rtp: rtp, voice: configuration.voiceProcessing,
+                                      capturesSilence: session.capturesSilence,
+                                      recordUplinkSeconds: configuration.recordUplinkSeconds) { [weak self] error in
+                Task { await self?.deviceFailed(id, error) }
+            }
+            record.media = media
+            record.remote = remote
+            records[id] = record
+            try media.start()
+            record.watchdog = watchMedia(id)
+            let call = record.call
+            Task { for await event in rtp.receivedTelephoneEvents { if let key = event.key { call.received(key) } } }
+            record.io = try? beginIO(id, media)
+            // Record permission is asked when input starts (in beginIO): follow the answer.
+            media.setCapturesSilence(session.capturesSilence)
+            records[id] = record
+            deviceProvider?.attach(media.engine)
+        } catch let error as CallError {
+            stopMedia(id)
+            throw error
+        } catch {
+            stopMedia(id)
+            throw .media("\(error)")
+        }
+    }
+
+    func sendDTMF(_ keys: String, on call: Call) throws(CallError) {
+        guard let media = records[call.id]?.media else { throw .dtmf("the call has no media") }
+        do { try media.rtp.sendDTMF(keys) } catch { throw .dtmf("\(error)") }
+    }
+
+    /// Where RTP and RTCP go for the peer's stream `remote` (through `mediaPath` when set).
+    func destinations(of remote: OpusStreamDescription, mux: Bool) throws(CallError) -> (rtp: SocketAddress, rtcp: SocketAddress?) {
+        let peer = try Self.peerAddress(remote)
+        var rtcp = remote.rtcpPort.flatMap { try? SocketAddress(host: remote.address, port: UInt16(clamping: $0)) }
+        if configuration.mediaPath != nil, rtcp == nil { rtcp = mux ? peer : peer.with(port: peer.port &+ 1) }
+        return (configuration.mediaPath?(peer) ?? peer, rtcp)
+    }
+
+    func makeDevice() throws -> any DuplexDevice {
+        let rate = Int(session.sampleRate.rounded())
+        let format = IOFormat(sampleRate: rate, ioBufferDuration: session.ioBufferDuration)
+        switch configuration.audio {
+        case .hardware:
+            guard let deviceProvider else {
+                throw CallError.media("audio is .hardware but the session's hardware opens no devices")
+            }
+            return try deviceProvider.openDevice(preferred: format)
+        case let .device(make):
+            return try make(format)
+        }
+    }
+
+    /// Stops media and deactivates the session once no call needs it.
+    /// The session's hardware, when it can open devices (ALSA can; a policy-only simulation cannot).
+    var deviceProvider: (any AudioDeviceProvider)? { session.system.hardware as? any AudioDeviceProvider }
+
+    func stopMedia(_ id: String) {
+        guard var record = records[id] else { return }
+        if let media = record.media {
+            deviceProvider?.attach(nil)
+            record.call.keep(snapshot(media))
+            media.stop()
+            if configuration.recordUplinkSeconds > 0 { finishedUplinks[id] = media.recordedUplink }
+        }
+        record.io?.end()
+        record.io = nil
+        record.media = nil
+        record.watchdog?.cancel()
+        record.watchdog = nil
+        records[id] = record
+        if session.isActive {
+            do { try session.setActive(false, options: .notifyOthersOnDeactivation) } catch {
+                logger.warning("deactivating the session after call \(id): \(error)")
+            }
+        }
+    }
+
+    /// The call's audio device failed and its I/O thread stopped: open the route's device again
+    /// once (a sound server that restarted), or hang up with the reason. A device that fails
+    /// again within `deviceRetryWindow` of being reopened (a server that stalls) ends the call.
+    func deviceFailed(_ id: String, _ error: IOError) {
+        guard var record = records[id], let media = record.media else { return }
+        logger.error("call \(id): the audio device failed: \(error)")
+        let now = ContinuousClock.now
+        if record.deviceReopenedAt.map({ now - $0 > Self.deviceRetryWindow }) ?? true {
+            do {
+                try media.restartAudio(on: makeDevice())
+                deviceProvider?.attach(media.engine)
+                record.deviceReopenedAt = now
+                records[id] = record
+                logger.notice("call \(id): the audio device was opened again")
+                return
+            } catch {
+                logger.error("call \(id): cannot open the audio device again: \(error)")
+            }
+        }
+        try? record.sip.bye()
+        end(id, .deviceFailed("\(error)"))
+    }
+
+    static let deviceRetryWindow = Duration.seconds(2)
+
+    func end(_ id: String, _ reason: CallEndReason) {
+        guard let record = records[id] else { return }
+        stopMedia(id)
+        record.call.apply(.ended(reason))
+        record.ports?.release()
+        records[id] = nil
+        heldCalls.set(id, held: false)
+        if mediaCallID == id { mediaCallID = nil }
+        logger.info("call \(id) ended: \(reason)")
+    }
+
+    func interrupted(_ id: String) {
+        guard let record = records[id], record.call.apply(.interrupted) else { return }
+        record.io?.end()
+        records[id]?.io = nil
+        logger.info("call \(id) on hold: the audio session was interrupted")
+        holdOnTheWire(true, id)
+    }
+
+    /// Holds the call on the wire too (or resumes it), if so configured: re-offers from the peer
+    /// are answered within `inactive` until then (``HeldCalls``), and the peer is told with a
+    /// re-INVITE offering `inactive` (or `sendrecv`) once the call is established.
+    func holdOnTheWire(_ held: Bool, _ id: String) {
+        guard configuration.holdsPeerWhileInterrupted else { return }
+        heldCalls.set(id, held: held)
+        let direction: MediaDirection = held ? .inactive : .sendrecv
+        guard let record = records[id], let ours = Self.description(in: record.sip.localDescription) else { return }
+        do {
+            let offer = try OpusSDP.reoffer(ours, direction: direction)
+            try record.sip.reinvite(offer: .sdp(offer.text))
+        } catch {
+            logger.info("call \(id): the peer is not told (\(direction)): \(error)")
+        }
+    }
+
+    func sessionNotification(_ note: AudioSessionNotification) {
+        switch note {
+        case let .interruption(interruption):
+            eventContinuation.yield(.interruption(interruption))
+            if interruption.type == .ended, interruption.options.contains(.shouldResume), let id = mediaCallID {
+                resume(id)
+            }
+        case let .routeChange(change):
+            eventContinuation.yield(.routeChanged(reason: change.reason, route: session.currentRoute))
+        default:
+            break
+        }
+    }
+
+    /// Tells the session the call's I/O runs; if the session stops it (an interruption), the
+    /// call is held.
+    func beginIO(_ id: String, _ media: CallMedia) throws(AudioSessionError) -> IOActivity {
+        try session.beginIO(named: "call \(id)") { [weak self, weak media] in
+            media?.pauseAudio()
+            if let self { Task { await self.interrupted(id) } }
+        }
+    }
+
+    /// Reactivates the session and restarts capture and playout of a held call.
+    func resume(_ id: String) {
+        guard var record = records[id], case .held = record.call.state, let media = record.media else { return }
+        do {
+            try session.setActive(true)
+            record.io = try beginIO(id, media)
+            try media.resumeAudio()
+            records[id] = record
+            record.call.apply(.resumed)
+            logger.info("call \(id) resumed")
+            holdOnTheWire(false, id)
+        } catch {
+            logger.error("call \(id): cannot resume: \(error)")
+        }
+    }
+
+    func snapshot(_ media: CallMedia) -> CallStatistics {
+        let network = media.rtp.statistics
+        let jitter = media.jitterBufferStatistics
+        let voice = media.voice.statistics
+        var s = CallStatistics()
+        s.packetsSent = network.packetsSent
+        s.packetsReceived = network.packetsReceived
+        s.packetsLost = network.packetsLost
+        s.jitterMs = network.jitterMs
+        s.rttMs = network.rttMs
+        s.packetsDropped = network.droppedTotal
+        s.fecRecovered = jitter.fecRecovered
+        s.framesEncodedWithFEC = network.framesEncodedWithFEC
+        s.concealedMs = jitter.concealedMs
+        s.concealedWithoutLossMs = jitter.concealedWithoutLossMs
+        s.jitterBufferDelayMs = jitter.currentDelayMs
+        s.jitterBufferTargetMs = jitter.targetDelayMs
+        s.erleDB = voice.erleDB
+        // The device delay stands in until the estimator locks; with no echo there is no delay to report.
+        s.echoDelayMs = voice.echoPath == .absent ? nil : voice.estimatedDelayMs
+        s.echoPath = "\(voice.echoPath)"
+        s.driftPPM = voice.driftPPM
+        s.processingLatencyMs = voice.addedLatencyMs
+        s.codecLookaheadMs = media.codecLookaheadMs
+        s.xruns = media.engine?.statistics.xruns ?? 0
+        s.captureLevelDBFS = media.captureLevelDBFS
+        s.playbackLevelDBFS = media.playbackLevelDBFS
+        s.route = session.currentRoute.outputs.map(\.portType.rawValue).joined(separator: "+")
+        s.cpuLoad = media.cpuLoad
+        return s
+    }
+}

@@ -1,0 +1,139 @@
+import MediaNegotiation
+import SDP
+import Platform
+import AudioSession
+import AudioIO
+import Glibc
+import Logging
+import Opus
+import RTP
+import SIP
+import Synchronization
+import VoiceProcessing
+
+extension CallController {
+    // MARK: Signalling events
+
+    func follow(_ sipCall: SIPCall, _ call: Call) {
+        Task { [weak self] in
+            for await event in sipCall.events { await self?.signalling(event, call) }
+        }
+    }
+
+    func signalling(_ event: SIPCallEvent, _ call: Call) {
+        guard records[call.id] != nil else { return }
+        switch event {
+        case .trying:
+            break
+        case let .ringing(body):
+            // Early media's answer: some peers send the answer in a 183 and not again in the 2xx.
+            if let body { records[call.id]?.earlyAnswer = body }
+        case let .confirmed(body):
+            // An INVITE without an offer: the caller's answer came with the ACK.
+            guard let record = records[call.id], call.state == .active else { return }
+            if record.offer == nil, record.media == nil { startMedia(call.id, answer: body, then: {}) }
+            dialogEstablished(call.id)
+        case let .answered(body):
+            guard call.state == .outgoingRinging, let record = records[call.id] else { return }
+            startMedia(call.id, answer: body ?? record.earlyAnswer, then: { call.apply(.answered) })
+            dialogEstablished(call.id)
+        case let .reoffered(body):
+            peerChanged(body, call)
+        case let .reinviteAnswered(body):
+            // The answer to our hold or resume: follow its address; its direction is ours mirrored.
+            if let body { peerChanged(body, call, announcesHold: false) }
+        case let .reinviteDeclined(status, reason):
+            logger.warning("call \(call.id): the peer declined our re-INVITE: \(status) \(reason)")
+        case let .ended(reason):
+            end(call.id, Self.endReason(reason, call))
+        }
+    }
+
+    /// The peer's description changed (a re-offer we answered, or its answer in the ACK of a
+    /// re-INVITE without an offer): follow its address and its direction.
+    func peerChanged(_ body: SIPBody, _ call: Call, announcesHold: Bool = true) {
+        guard let description = Self.description(in: body), let remote = try? OpusSDP.stream(in: description),
+              var record = records[call.id], let media = record.media else { return }
+        // `c=0.0.0.0` is the old way to hold (RFC 3264 section 8.4): send nothing, move nothing.
+        let heldByAddress = remote.address == "0.0.0.0" || remote.address == "::"
+        if !heldByAddress, let before = record.remote,
+           (remote.address, remote.port, remote.rtcpPort) != (before.address, before.port, before.rtcpPort) {
+            do {
+                let (rtp, rtcp) = try destinations(of: remote, mux: media.rtp.configuration.rtcpMux)
+                media.rtp.retarget(rtp: rtp, rtcp: rtcp)
+                logger.info("call \(call.id): the peer moved its media to \(rtp)")
+            } catch {
+                logger.error("call \(call.id): cannot follow the peer's media to \(remote.address):\(remote.port): \(error)")
+            }
+        }
+        if !heldByAddress { record.remote = remote }
+        records[call.id] = record
+        // While we hold the call we answered `inactive` (``HeldCalls``): nothing is sent, and
+        // whatever the peer offered is not its hold.
+        let weHold = heldCalls.contains(call.id)
+        let sending = remote.direction.receives && !heldByAddress && !weHold
+        guard media.rtp.isSending != sending else { return }
+        media.rtp.isSending = sending
+        guard announcesHold, !weHold else { return }
+        logger.info("call \(call.id): \(sending ? "the peer took the call off hold" : "the peer put the call on hold")")
+        eventContinuation.yield(.peerHold(callID: call.id, held: !sending))
+    }
+
+    /// The answer to a peer's changed offer in an established call (hold, resume, media moved
+    /// to a new address or port): ``OpusSDP/reanswer(_:peerPrevious:ours:wanting:)`` within the
+    /// directions we want (`inactive` while we hold the call); a new codec, address family or
+    /// set of streams is declined (488) and the call goes on as it was. Runs on the SIP thread.
+    static func answerChangedOffer(_ offer: SIPBody, peerPrevious: SIPBody?, ours: SIPBody,
+                                   wanting wanted: MediaDirection = .sendrecv) -> SIPBody? {
+        guard offer.contentType.lowercased() == "application/sdp",
+              let new = description(in: offer), let previous = description(in: peerPrevious), let last = description(in: ours),
+              let (answer, remote) = try? OpusSDP.reanswer(new, peerPrevious: previous, ours: last, wanting: wanted),
+              Self.isNumericHost(remote.address) else { return nil }
+        return .sdp(answer.text)
+    }
+
+    /// The session description a SIP body holds, if it is UTF-8 SDP that parses.
+    static func description(in body: SIPBody?) -> SessionDescription? {
+        guard let body, let text = String(validating: body.bytes, as: UTF8.self) else { return nil }
+        return try? SessionDescription.parse(text)
+    }
+
+    /// Whether `host` is an IPv4 or IPv6 literal: a moved media address is followed only then,
+    /// since the answer goes out at once and a name would need a lookup (getaddrinfo blocks).
+    static func isNumericHost(_ host: String) -> Bool {
+        var buffer = in6_addr()
+        return inet_pton(AF_INET, host, &buffer) == 1 || inet_pton(AF_INET6, host, &buffer) == 1
+    }
+
+    /// Starts media towards the stream `answer` describes, then runs `then`; without a usable
+    /// answer the call is hung up and ends as failed.
+    func startMedia(_ id: String, answer: SIPBody?, then: () -> Void) {
+        do {
+            guard let answer, let text = String(validating: answer.bytes, as: UTF8.self) else {
+                throw CallError.signalling("the answer has no SDP")
+            }
+            try startMedia(id, remote: OpusSDP.stream(in: SessionDescription.parse(text)))
+            then()
+        } catch {
+            logger.error("call \(id): cannot start media: \(error)")
+            try? records[id]?.sip.bye()
+            end(id, .failed("\(error)"))
+        }
+    }
+
+    static func endReason(_ reason: SIPCallEndReason, _ call: Call) -> CallEndReason {
+        switch reason {
+        case let .hungUp(byRemote): return byRemote ? .remoteHangUp : .localHangUp
+        case let .cancelled(byRemote): return byRemote ? .remoteCancelled : .cancelled
+        case let .failed(status, reason):
+            switch status {
+            case 486, 600, 603: return .busy
+            case 488, 606: return .notAcceptable
+            case 408, 480: return .noAnswer
+            default: return .failed("\(status) \(reason)")
+            }
+        case .rejected: return .rejected
+        case .shutdown: return .failed("SIP stopped")
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import AudioSession
+import MediaNegotiation
+import Platform
+import SDP
+import SIP
+import Synchronization
+
+/// The calls this endpoint holds, shared between the controller (which writes) and the SIP
+/// thread (which reads when it answers a re-offer).
+///
+/// Thread safety: safe from any thread; a leaf lock.
+final class HeldCalls: Sendable {
+    private let ids = Mutex<Set<String>>([])
+
+    func contains(_ id: String) -> Bool { ids.withLock { $0.contains(id) } }
+
+    func set(_ id: String, held: Bool) {
+        ids.withLock { ids in
+            if held { ids.insert(id) } else { ids.remove(id) }
+        }
+    }
+}
+
+/// What the controller keeps per call.
+struct CallRecord {
+    let call: Call
+    let sip: SIPCall
+    var ports: PortReservation?
+    var offer: SessionDescription?
+    /// The answer in a provisional response (early media), for a 2xx that does not repeat it.
+    var earlyAnswer: SIPBody?
+    /// The peer's stream as it last described it (where media goes).
+    var remote: OpusStreamDescription?
+    var media: CallMedia?
+    var io: IOActivity?
+    /// When the audio device was last opened again after a failure.
+    var deviceReopenedAt: ContinuousClock.Instant?
+    /// Ends the call when the peer falls silent (``CallConfiguration/mediaTimeout``).
+    var watchdog: Task<Void, Never>?
+    /// When the media started or was last excepted from the timeout (a hold), monotonic nanoseconds.
+    var mediaQuietSince: UInt64 = 0
+
+    init(call: Call, sip: SIPCall, ports: PortReservation?, offer: SessionDescription? = nil) {
+        self.call = call
+        self.sip = sip
+        self.ports = ports
+        self.offer = offer
+    }
+}

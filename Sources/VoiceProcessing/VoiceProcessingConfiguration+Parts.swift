@@ -1,0 +1,44 @@
+import SpeexDSP
+
+// What a configuration builds for a VoiceProcessingUnit: checked first, then made.
+extension VoiceProcessingConfiguration {
+    /// Throws when a value is out of range; the unit is then not made.
+    func validate() throws(VoiceProcessingError) {
+        guard [16000, 48000].contains(processingSampleRate) else {
+            throw VoiceProcessingError("processing rate \(processingSampleRate) Hz must be 16000 or 48000")
+        }
+        guard (8000...192_000).contains(deviceSampleRate) else { throw VoiceProcessingError("device rate \(deviceSampleRate) Hz") }
+        guard frameDuration == 0.01 || frameDuration == 0.02 else { throw VoiceProcessingError("frame must be 10 or 20 ms") }
+        guard (1...65536).contains(maximumFramesPerPeriod) else { throw VoiceProcessingError("period of \(maximumFramesPerPeriod) frames") }
+        guard (0.05...2).contains(maximumEchoDelay) else { throw VoiceProcessingError("maximum echo delay must be in 0.05...2 s") }
+    }
+
+    /// The echo canceller: `custom` when it takes this configuration's blocks, else the configured one.
+    func makeCanceller(block: Int, custom: (any EchoCanceller)?) throws(VoiceProcessingError) -> any EchoCanceller {
+        let rate = processingSampleRate
+        if let custom {
+            guard custom.frameSize == block, custom.sampleRate == rate else {
+                throw VoiceProcessingError("canceller must take \(block)-sample frames at \(rate) Hz")
+            }
+            return custom
+        }
+        switch echoCanceller {
+        case .speex(let tail):
+            guard (0.02...1).contains(tail) else { throw VoiceProcessingError("tail \(tail) s must be in 0.02...1") }
+            do {
+                return try SpeexMDFEchoCanceller(frameSize: block, tailLength: Int(tail * Double(rate)), sampleRate: rate)
+            } catch { throw VoiceProcessingError("echo canceller: \(error)") }
+        case .passthrough:
+            return PassthroughEchoCanceller(frameSize: block, sampleRate: rate)
+        }
+    }
+
+    /// The capture's way down to the processing rate, the render's, and the capture's way back
+    /// up; nil when the device runs at the processing rate.
+    func makeResamplers() throws(SpeexError) -> (captureDown: Resampler, renderDown: Resampler, captureUp: Resampler)? {
+        let device = deviceSampleRate, processing = processingSampleRate
+        guard device != processing else { return nil }
+        return (try Resampler(from: device, to: processing), try Resampler(from: device, to: processing),
+                try Resampler(from: processing, to: device))
+    }
+}
