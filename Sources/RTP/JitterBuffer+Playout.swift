@@ -113,76 +113,81 @@ extension JitterBuffer {
         Double(time - (estimator.baseTransit + nanoseconds(timestamp))) / 1e6
     }
 
-    /// Appends at least one piece of audio to the FIFO.
+    /// Appends at least one piece of audio to the FIFO: NetEq's decision, one of start,
+    /// extend (empty), play, fill silence (DTX) or fill loss.
     mutating func produce(now: Int64) {
-        guard hasPlayed else {
-            // Nothing played yet: silence until the first packet has waited its target.
-            if !packets.isEmpty, readyToStart(packets.first, now: now) {
-                playoutTimestamp = packets.first.timestamp
-                lastSequence = packets.first.sequence - 1
-                hasPlayed = true
-                talkSpurtPending = false
-                decodeFirst(now: now)
-            } else {
-                appendSilence(waitPiece)
-            }
-            return
-        }
-        guard !packets.isEmpty else {
-            // Underrun (or a pause): extend by concealment, keep the timeline. Past
-            // `maxConcealedExpand` the sender is taken to be silent: the decoder's
-            // concealment has faded to comfort noise by then, and it is counted as such.
-            conceal(Self.chunk)
-            if expandRun < Self.maxConcealedExpand {
-                stats.concealedMs += RTPClock.milliseconds(rtpUnits: Self.chunk)
-            } else {
-                stats.comfortNoiseMs += RTPClock.milliseconds(rtpUnits: Self.chunk)
-            }
-            expandRun += Self.chunk
-            return
-        }
+        guard hasPlayed else { return startPlayout(now: now) }
+        guard !packets.isEmpty else { return extendWhileEmpty() }
         let next = packets.first
-        if next.timestamp == playoutTimestamp {
-            if talkSpurtPending, !readyToStart(next, now: now) {
-                comfortNoise(waitPiece, advance: false)
-                return
-            }
-            talkSpurtPending = false
-            if expandRun > 0 {
-                // The buffer ran dry and the packet came after all: concealment without loss.
-                stats.concealedWithoutLossMs += RTPClock.milliseconds(rtpUnits: min(expandRun, Self.maxConcealedExpand))
-                expandRun = 0
-            }
-            decodeFirst(now: now)
-            return
-        }
-
+        if next.timestamp == playoutTimestamp { return play(next, now: now) }
         // The packet at the playout point is missing; `next` comes later.
+        if audioMissing(before: next) <= 0 {
+            fillSilence(before: next)
+        } else {
+            fillLoss(before: next)
+        }
+    }
+
+    /// Nothing played yet: silence until the first packet has waited its target.
+    private mutating func startPlayout(now: Int64) {
+        guard !packets.isEmpty, readyToStart(packets.first, now: now) else { return appendSilence(waitPiece) }
+        playoutTimestamp = packets.first.timestamp
+        lastSequence = packets.first.sequence - 1
+        hasPlayed = true
+        talkSpurtPending = false
+        decodeFirst(now: now)
+    }
+
+    /// Underrun (or a pause): extend by concealment, keep the timeline. Past
+    /// `maxConcealedExpand` the sender is taken to be silent: the decoder's concealment has
+    /// faded to comfort noise by then, and it is counted as such.
+    private mutating func extendWhileEmpty() {
+        conceal(Self.chunk)
+        if expandRun < Self.maxConcealedExpand {
+            stats.concealedMs += RTPClock.milliseconds(rtpUnits: Self.chunk)
+        } else {
+            stats.comfortNoiseMs += RTPClock.milliseconds(rtpUnits: Self.chunk)
+        }
+        expandRun += Self.chunk
+    }
+
+    /// The packet at the playout point: played, unless it starts a talk spurt that must wait.
+    private mutating func play(_ next: Entry, now: Int64) {
+        if talkSpurtPending, !readyToStart(next, now: now) { return comfortNoise(waitPiece, advance: false) }
+        talkSpurtPending = false
+        if expandRun > 0 {
+            // The buffer ran dry and the packet came after all: concealment without loss.
+            stats.concealedWithoutLossMs += RTPClock.milliseconds(rtpUnits: min(expandRun, Self.maxConcealedExpand))
+            expandRun = 0
+        }
+        decodeFirst(now: now)
+    }
+
+    /// A timestamp gap with no sequence gap: the sender was silent (DTX). The concealment
+    /// already played while empty counts as comfort noise.
+    private mutating func fillSilence(before next: Entry) {
         let gap = Int(next.timestamp - playoutTimestamp)
-        let missing = audioMissing(before: next)
-        if missing <= 0 {
-            // A timestamp gap with no sequence gap: the sender was silent (DTX). The
-            // concealment already played while empty counts as comfort noise.
-            if expandRun > 0 {
-                let covered = min(expandRun, gap)
-                let counted = RTPClock.milliseconds(rtpUnits: min(expandRun, Self.maxConcealedExpand))
-                stats.concealedMs -= counted
-                stats.comfortNoiseMs += counted
-                expandRun = 0
-                playoutTimestamp += Int64(covered)
-                talkSpurtPending = true
-                return
-            }
-            talkSpurtPending = true
-            let piece = quantized(min(gap, Self.chunk))
-            if piece == 0 {
-                playoutTimestamp = next.timestamp  // less than 2.5 ms: skip it
-            } else {
-                comfortNoise(piece, advance: true)
-            }
+        talkSpurtPending = true
+        if expandRun > 0 {
+            let counted = RTPClock.milliseconds(rtpUnits: min(expandRun, Self.maxConcealedExpand))
+            stats.concealedMs -= counted
+            stats.comfortNoiseMs += counted
+            playoutTimestamp += Int64(min(expandRun, gap))
+            expandRun = 0
             return
         }
-        // Packets lost. Concealment already played while empty covers part of the gap.
+        let piece = quantized(min(gap, Self.chunk))
+        if piece == 0 {
+            playoutTimestamp = next.timestamp  // less than 2.5 ms: skip it
+        } else {
+            comfortNoise(piece, advance: true)
+        }
+    }
+
+    /// Packets lost before `next`: concealment already played while empty covers part of the
+    /// gap; else FEC from `next` rebuilds the last frame, and PLC the rest.
+    private mutating func fillLoss(before next: Entry) {
+        let gap = Int(next.timestamp - playoutTimestamp)
         if expandRun > 0 {
             let covered = min(expandRun, gap)
             expandRun = 0
@@ -191,16 +196,14 @@ extension JitterBuffer {
             return
         }
         if configuration.useFEC, next.hasFEC, gap == next.frameDuration, gap <= OpusPayload.maxDuration {
-            recoverWithFEC(next)
-            return
+            return recoverWithFEC(next)
         }
         let fecPart = configuration.useFEC && next.hasFEC ? next.frameDuration : 0
         let piece = quantized(min(gap - fecPart, Self.chunk))
         if piece == 0 {
             // Less than 2.5 ms to fill: skip it.
             playoutTimestamp = next.timestamp
-            finishGap(next)
-            return
+            return finishGap(next)
         }
         conceal(piece)
         stats.concealedMs += RTPClock.milliseconds(rtpUnits: piece)

@@ -37,19 +37,7 @@ public enum OpusPayload {
     public static func parse(_ payload: UnsafeRawBufferPointer) -> Info? {
         guard payload.count >= 1 else { return nil }
         let toc = payload[0]
-        let config = Int(toc >> 3)
-        let mode: Mode, frameDuration: Int
-        switch config {
-        case 0..<12:
-            mode = .silk
-            frameDuration = config & 3 == 3 ? 2880 : 480 << (config & 3)  // 10, 20, 40, 60 ms
-        case 12..<16:
-            mode = .hybrid
-            frameDuration = 480 << (config & 1)  // 10, 20 ms
-        default:
-            mode = .celt
-            frameDuration = 120 << (config & 3)  // 2.5, 5, 10, 20 ms
-        }
+        let (mode, frameDuration) = configuration(toc)
         let stereo = toc & 0x04 != 0
         var offset = 1
         var remaining = payload.count - 1
@@ -71,45 +59,61 @@ public enum OpusPayload {
             firstLength = length
             guard remaining - length <= 1275 else { return nil }
         default:
-            // Code 3: a frame count byte, optional padding, CBR or VBR lengths.
-            guard remaining >= 1 else { return nil }
-            let countByte = payload[offset]
-            offset += 1; remaining -= 1
-            frameCount = Int(countByte & 0x3F)
-            guard frameCount > 0, frameCount * frameDuration <= maxDuration else { return nil }
-            if countByte & 0x40 != 0 {
-                var more = true
-                while more {
-                    guard remaining > 0 else { return nil }
-                    let p = Int(payload[offset])
-                    offset += 1; remaining -= 1
-                    let padding = p == 255 ? 254 : p
-                    remaining -= padding
-                    more = p == 255
-                }
-                guard remaining >= 0 else { return nil }
-            }
-            if countByte & 0x80 != 0 {
-                // VBR: every length but the last is coded.
-                var last = remaining
-                var first = -1
-                for _ in 0..<(frameCount - 1) {
-                    let before = remaining
-                    guard let length = frameLength(payload, &offset, &remaining) else { return nil }
-                    guard length <= remaining else { return nil }
-                    if first < 0 { first = length }
-                    last -= (before - remaining) + length
-                }
-                guard last >= 0, last <= 1275 else { return nil }
-                firstLength = first < 0 ? last : first
-            } else {
-                guard remaining % frameCount == 0 else { return nil }
-                firstLength = remaining / frameCount
-            }
+            guard let frames = code3Frames(payload, &offset, &remaining, frameDuration: frameDuration) else { return nil }
+            (frameCount, firstLength) = frames
         }
         guard firstLength <= 1275, frameCount * frameDuration <= maxDuration else { return nil }
         return Info(mode: mode, stereo: stereo, frameCount: frameCount, frameDuration: frameDuration,
                     firstFrame: offset..<(offset + firstLength))
+    }
+
+    /// The mode and frame duration (48 kHz samples) of a TOC byte's configuration (RFC 6716 table 2).
+    private static func configuration(_ toc: UInt8) -> (Mode, Int) {
+        let config = Int(toc >> 3)
+        switch config {
+        case 0..<12: return (.silk, config & 3 == 3 ? 2880 : 480 << (config & 3))  // 10, 20, 40, 60 ms
+        case 12..<16: return (.hybrid, 480 << (config & 1))  // 10, 20 ms
+        default: return (.celt, 120 << (config & 3))  // 2.5, 5, 10, 20 ms
+        }
+    }
+
+    /// Code 3 (RFC 6716 section 3.2.5): a frame count byte, optional padding, CBR or VBR lengths;
+    /// returns the frame count and the first frame's length.
+    private static func code3Frames(_ payload: UnsafeRawBufferPointer, _ offset: inout Int, _ remaining: inout Int,
+                                    frameDuration: Int) -> (count: Int, firstLength: Int)? {
+        guard remaining >= 1 else { return nil }
+        let countByte = payload[offset]
+        offset += 1; remaining -= 1
+        let frameCount = Int(countByte & 0x3F)
+        guard frameCount > 0, frameCount * frameDuration <= maxDuration else { return nil }
+        if countByte & 0x40 != 0 {
+            var more = true
+            while more {
+                guard remaining > 0 else { return nil }
+                let p = Int(payload[offset])
+                offset += 1; remaining -= 1
+                let padding = p == 255 ? 254 : p
+                remaining -= padding
+                more = p == 255
+            }
+            guard remaining >= 0 else { return nil }
+        }
+        guard countByte & 0x80 != 0 else {
+            guard remaining % frameCount == 0 else { return nil }
+            return (frameCount, remaining / frameCount)
+        }
+        // VBR: every length but the last is coded.
+        var last = remaining
+        var first = -1
+        for _ in 0..<(frameCount - 1) {
+            let before = remaining
+            guard let length = frameLength(payload, &offset, &remaining) else { return nil }
+            guard length <= remaining else { return nil }
+            if first < 0 { first = length }
+            last -= (before - remaining) + length
+        }
+        guard last >= 0, last <= 1275 else { return nil }
+        return (frameCount, first < 0 ? last : first)
     }
 
     /// Reads a frame length (1 or 2 bytes, RFC 6716 section 3.2.1) at `offset`; nil when it does not fit.

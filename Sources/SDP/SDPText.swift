@@ -26,61 +26,11 @@ extension SessionDescription {
             }
             if description == nil {
                 guard type == "o" else { throw .missingOrigin }
-                let f = value.split(separator: " ", omittingEmptySubsequences: true)
-                guard f.count == 6 else { throw .missingOrigin }
-                description = SessionDescription(origin: Origin(username: String(f[0]), sessionID: String(f[1]),
-                                                                sessionVersion: String(f[2]), networkType: String(f[3]),
-                                                                addressType: String(f[4]), address: String(f[5])))
-                continue
-            }
-            switch type {
-            case "s":
+                description = SessionDescription(origin: try origin(value))
+            } else if type == "s" {
                 sessionName = String(value)
-            case "c":
-                let f = value.split(separator: " ", omittingEmptySubsequences: true)
-                guard f.count == 3 else { throw .badConnection(lineNumber) }
-                let connection = Connection(networkType: String(f[0]), addressType: String(f[1]), address: String(f[2]))
-                if description!.media.isEmpty {
-                    description!.connection = connection
-                } else {
-                    description!.media[description!.media.count - 1].connection = connection
-                }
-            case "b":
-                if description!.media.isEmpty {
-                    description!.bandwidths.append(String(value))
-                } else {
-                    description!.media[description!.media.count - 1].bandwidths.append(String(value))
-                }
-            case "t":
-                description!.timing = String(value)
-            case "a":
-                let attribute: Attribute
-                if let colon = value.firstIndex(of: ":") {
-                    attribute = Attribute(String(value[..<colon]), String(value[value.index(after: colon)...]))
-                } else {
-                    attribute = Attribute(String(value))
-                }
-                if description!.media.isEmpty {
-                    description!.attributes.append(attribute)
-                } else {
-                    description!.media[description!.media.count - 1].attributes.append(attribute)
-                }
-            case "m":
-                let f = value.split(separator: " ", omittingEmptySubsequences: true)
-                guard f.count >= 4 else { throw .badMedia(lineNumber) }
-                let portParts = f[1].split(separator: "/", omittingEmptySubsequences: false)
-                guard portParts.count <= 2, let port = Int(portParts[0]), (0...65535).contains(port) else {
-                    throw .badMedia(lineNumber)
-                }
-                var count: Int?
-                if portParts.count == 2 {
-                    guard let c = Int(portParts[1]), c > 0 else { throw .badMedia(lineNumber) }
-                    count = c
-                }
-                description!.media.append(Media(media: String(f[0]), port: port, portCount: count, proto: String(f[2]),
-                                                formats: f[3...].map(String.init)))
-            default:
-                break  // i, u, e, p, r, z, k: informational
+            } else {
+                try description!.add(type, value, line: lineNumber)
             }
         }
         guard sawVersion else { throw .missingVersion }
@@ -88,6 +38,55 @@ extension SessionDescription {
         guard let sessionName else { throw .missingSessionName }
         result.sessionName = sessionName
         return result
+    }
+
+    /// An `o=` value: six fields.
+    private static func origin(_ value: Substring) throws(SDPError) -> Origin {
+        let f = value.split(separator: " ", omittingEmptySubsequences: true)
+        guard f.count == 6 else { throw .missingOrigin }
+        return Origin(username: String(f[0]), sessionID: String(f[1]), sessionVersion: String(f[2]),
+                      networkType: String(f[3]), addressType: String(f[4]), address: String(f[5]))
+    }
+
+    /// A line after `o=` (other than `s=`): it belongs to the last `m=` stream, or to the session before the first.
+    private mutating func add(_ type: Character, _ value: Substring, line: Int) throws(SDPError) {
+        let stream = media.isEmpty ? nil : media.count - 1
+        switch type {
+        case "c":
+            let f = value.split(separator: " ", omittingEmptySubsequences: true)
+            guard f.count == 3 else { throw .badConnection(line) }
+            let c = Connection(networkType: String(f[0]), addressType: String(f[1]), address: String(f[2]))
+            if let stream { media[stream].connection = c } else { connection = c }
+        case "b":
+            if let stream { media[stream].bandwidths.append(String(value)) } else { bandwidths.append(String(value)) }
+        case "t":
+            timing = String(value)
+        case "a":
+            let attribute = if let colon = value.firstIndex(of: ":") {
+                Attribute(String(value[..<colon]), String(value[value.index(after: colon)...]))
+            } else {
+                Attribute(String(value))
+            }
+            if let stream { media[stream].attributes.append(attribute) } else { attributes.append(attribute) }
+        case "m":
+            media.append(try Self.media(value, line: line))
+        default:
+            break  // i, u, e, p, r, z, k: informational
+        }
+    }
+
+    /// An `m=` value: media, port (with an optional `/count`), protocol, formats.
+    private static func media(_ value: Substring, line: Int) throws(SDPError) -> Media {
+        let f = value.split(separator: " ", omittingEmptySubsequences: true)
+        guard f.count >= 4 else { throw .badMedia(line) }
+        let portParts = f[1].split(separator: "/", omittingEmptySubsequences: false)
+        guard portParts.count <= 2, let port = Int(portParts[0]), (0...65535).contains(port) else { throw .badMedia(line) }
+        var count: Int?
+        if portParts.count == 2 {
+            guard let c = Int(portParts[1]), c > 0 else { throw .badMedia(line) }
+            count = c
+        }
+        return Media(media: String(f[0]), port: port, portCount: count, proto: String(f[2]), formats: f[3...].map(String.init))
     }
 
     /// The description as text, lines ending in CRLF.

@@ -156,25 +156,31 @@ public enum SIPParser {
         if !sawBlankLine, firstError == nil { firstError = .missingBlankLine }
         if let error = checkVias(headers) { return .malformed(error) }
 
-        // Body (RFC 3261 section 18.3).
-        var body: [UInt8] = []
-        if sawBlankLine {
-            let available = n - i
-            do {
-                if let length = try headers.contentLength() {
-                    if length > available {
-                        if firstError == nil { firstError = .contentLengthBeyondDatagram }
-                    } else {
-                        body = Array(UnsafeBufferPointer(rebasing: bytes[i..<(i + length)]))
-                    }
-                } else {
-                    body = Array(UnsafeBufferPointer(rebasing: bytes[i...]))
-                }
-            } catch {
-                if firstError == nil { firstError = error }
-            }
-        }
+        let body = sawBlankLine ? Self.body(bytes, from: i, headers: headers, firstError: &firstError) : []
+        return outcome(startLine, headers: headers, body: body, firstError: firstError)
+    }
 
+    /// The body after the blank line at `start` (RFC 3261 section 18.3): Content-Length bytes of
+    /// it, or all of it without one. A length beyond the datagram is the first error, if none is.
+    private static func body(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, headers: SIPHeaders,
+                             firstError: inout SIPParseError?) -> [UInt8] {
+        let available = bytes.count - start
+        do {
+            guard let length = try headers.contentLength() else { return Array(UnsafeBufferPointer(rebasing: bytes[start...])) }
+            guard length <= available else {
+                if firstError == nil { firstError = .contentLengthBeyondDatagram }
+                return []
+            }
+            return Array(UnsafeBufferPointer(rebasing: bytes[start..<(start + length)]))
+        } catch {
+            if firstError == nil { firstError = error }
+            return []
+        }
+    }
+
+    /// The message, or why it is answered (a request with what a response needs) or dropped.
+    private static func outcome(_ startLine: StartLine, headers: SIPHeaders, body: [UInt8],
+                                firstError: SIPParseError?) -> Outcome {
         switch startLine {
         case .request(let method, let uriResult, let versionError):
             var error = firstError ?? versionError

@@ -46,10 +46,15 @@ extension CoreState {
         }
         servers[key] = ServerRecord(transaction: ServerTransaction(method: request.method, timers: timers, requestSize: size),
                                     request: stamped, destination: responseDestination(via: via, source: source))
+        handleNew(stamped, key: key, from: source)
+    }
 
+    /// A request that opened a server transaction: checked (method, required extensions), then
+    /// to its dialog, or answered as a new INVITE, an OPTIONS, or a BYE for no dialog.
+    private mutating func handleNew(_ request: SIPRequest, key: ServerKey, from source: SocketAddress) {
         switch request.method {
         case .cancel:
-            handleCANCEL(stamped, key: key)
+            handleCANCEL(request, key: key)
             return
         case .invite, .bye, .options:
             break
@@ -73,12 +78,12 @@ extension CoreState {
         }
 
         if let to = try? request.headers.to(), to.tag != nil {
-            handleInDialog(stamped, key: key)
+            handleInDialog(request, key: key)
             return
         }
         switch request.method {
         case .invite:
-            handleNewInvite(stamped, key: key, source: source)
+            handleNewInvite(request, key: key, source: source)
         case .options:
             var headers = capabilityHeaders
             headers.add("Contact", "<\(contactURI(localHost: env.advertisedHost(toward: source)))>")
@@ -179,36 +184,9 @@ extension CoreState {
             respond(key, status: 400, reason: "Missing From Tag")
             return
         }
-        // Merged requests (section 8.2.2.2): the same INVITE by another path.
         let caller = CallerID(callID: callID, fromTag: fromTag)
-        if let existing = callers[caller], calls[existing]?.dialog?.remoteSequence == cseq.sequence {
-            respond(key, status: 482)
-            return
-        }
+        if refusesNewInvite(request, key: key, caller: caller, sequence: cseq.sequence) { return }
         let contentType = request.headers.contentType
-        if !request.body.isEmpty, contentType != "application/sdp" {
-            respond(key, status: 415, extraHeaders: ["Accept": "application/sdp"])
-            return
-        }
-        // Counted before parsed: one Contact, and a route set the dialog can keep for the call's life.
-        guard request.headers.valueCount("Contact", limit: 1) == 1, request.headers.firstContact != nil else {
-            respond(key, status: 400, reason: "Bad Contact")
-            return
-        }
-        guard request.headers.valueCount("Record-Route", limit: maximumRouteSet) <= maximumRouteSet else {
-            respond(key, status: 400, reason: "Too Many Routes")
-            return
-        }
-        if let limit = env.configuration.maximumCalls, activeCalls >= limit {
-            respond(key, status: 486)
-            return
-        }
-        if activeIncomingCalls >= limits.maximumIncomingCalls {
-            statistics.stateLimitDropped += 1
-            respond(key, status: 486)
-            return
-        }
-
         let localTag = randomToken()
         guard let dialog = Dialog.uas(request: request, localTag: localTag) else {
             respond(key, status: 400)
@@ -236,6 +214,39 @@ extension CoreState {
                                            local: dialog.local, offer: offer, remoteAddress: source,
                                            localHost: call.localHost, events: stream, stateBox: call.box))
         logger.info("SIP: incoming call \(callID) from \(dialog.remote.uri) at \(source)")
+    }
+
+    /// Answers an INVITE that cannot start a call (a merged request, a body that is not SDP, a
+    /// bad Contact, too many routes, too many calls) and says so.
+    private mutating func refusesNewInvite(_ request: SIPRequest, key: ServerKey, caller: CallerID, sequence: UInt32) -> Bool {
+        // Merged requests (section 8.2.2.2): the same INVITE by another path.
+        if let existing = callers[caller], calls[existing]?.dialog?.remoteSequence == sequence {
+            respond(key, status: 482)
+            return true
+        }
+        if !request.body.isEmpty, request.headers.contentType != "application/sdp" {
+            respond(key, status: 415, extraHeaders: ["Accept": "application/sdp"])
+            return true
+        }
+        // Counted before parsed: one Contact, and a route set the dialog can keep for the call's life.
+        guard request.headers.valueCount("Contact", limit: 1) == 1, request.headers.firstContact != nil else {
+            respond(key, status: 400, reason: "Bad Contact")
+            return true
+        }
+        guard request.headers.valueCount("Record-Route", limit: maximumRouteSet) <= maximumRouteSet else {
+            respond(key, status: 400, reason: "Too Many Routes")
+            return true
+        }
+        if let limit = env.configuration.maximumCalls, activeCalls >= limit {
+            respond(key, status: 486)
+            return true
+        }
+        if activeIncomingCalls >= limits.maximumIncomingCalls {
+            statistics.stateLimitDropped += 1
+            respond(key, status: 486)
+            return true
+        }
+        return false
     }
 
     /// CANCEL (section 9.2): 200 for the CANCEL, 487 for the INVITE if it has no final response yet.

@@ -22,41 +22,11 @@ extension CallController {
     /// Activates the session for the call, opens the device and starts media towards `remote`.
     func startMedia(_ id: String, remote: OpusStreamDescription) throws(CallError) {
         guard var record = records[id], let ports = record.ports else { throw .invalidState("no call \(id)") }
-        do {
-            try session.setCategory(.playAndRecord, mode: .voiceChat, options: configuration.categoryOptions)
-            try? session.setPreferredSampleRate(configuration.preferredSampleRate)
-            try? session.setPreferredIOBufferDuration(configuration.preferredIOBufferDuration)
-            try session.setActive(true)
-        } catch {
-            throw .audioSession("\(error)")
-        }
+        try activateSession()
         do {
             let device = try makeDevice()
-            var codec = configuration.codec
-            codec.sampleRate = device.format.sampleRate
-            if let bitrate = remote.parameters.maxAverageBitrate { codec.bitrate = min(codec.bitrate, bitrate) }
-            let mux = configuration.rtcpMux && remote.rtcpMux
-            let (remoteAddress, rtcpAddress) = try destinations(of: remote, mux: mux)
-            var rtpConfiguration = RTPSessionConfiguration(
-                localAddress: ports.rtp, remoteAddress: remoteAddress, remoteRTCPAddress: rtcpAddress,
-                rtcpMux: mux, payloadType: remote.payloadType, opus: codec)
-            // Only the address the peer declared may become its source (a relay forwards from its own).
-            if configuration.mediaPath == nil {
-                let declared = try Self.peerAddress(remote)
-                rtpConfiguration.validator.expectedSource = declared
-                rtpConfiguration.validator.alternateSource = record.sip.remoteAddress.with(port: declared.port)
-            }
-            rtpConfiguration.telephoneEvents = remote.telephoneEvents
-            // Another address family (a peer that advertises IPv6 while it talks to us over IPv4):
-            // nothing we send there arrives.
-            let unreachable = remoteAddress.family != ports.rtp.family
-            if configuration.mediaPath == nil {
-                rtpConfiguration.latchesToPeerSource = configuration.mediaLatching == .always
-                    || (configuration.mediaLatching == .whenUnreachable && unreachable)
-            }
-            if unreachable && rtpConfiguration.latchesToPeerSource {
-                logger.warning("the peer's media address is \(remoteAddress), which our \(ports.rtp) cannot reach: sending where its RTP comes from")
-            }
+            let rtpConfiguration = try rtpConfiguration(toward: remote, from: ports, record: record,
+                                                        sampleRate: device.format.sampleRate)
             ports.release()
             let rtp = try RTPSession(configuration: rtpConfiguration, logger: logger)
             // A peer whose stream does not receive (offered or answered sendonly or inactive) gets no RTP.
@@ -85,6 +55,50 @@ extension CallController {
             stopMedia(id)
             throw .media("\(error)")
         }
+    }
+
+    /// `playAndRecord` + `voiceChat` with the configured options and preferences, then active.
+    private func activateSession() throws(CallError) {
+        do {
+            try session.setCategory(.playAndRecord, mode: .voiceChat, options: configuration.categoryOptions)
+            try? session.setPreferredSampleRate(configuration.preferredSampleRate)
+            try? session.setPreferredIOBufferDuration(configuration.preferredIOBufferDuration)
+            try session.setActive(true)
+        } catch {
+            throw .audioSession("\(error)")
+        }
+    }
+
+    /// The RTP session for the peer's stream `remote`: codec limits, destinations, the one
+    /// source the peer may send from, telephone events and latching.
+    private func rtpConfiguration(toward remote: OpusStreamDescription, from ports: PortReservation, record: CallRecord,
+                                  sampleRate: Int) throws(CallError) -> RTPSessionConfiguration {
+        var codec = configuration.codec
+        codec.sampleRate = sampleRate
+        if let bitrate = remote.parameters.maxAverageBitrate { codec.bitrate = min(codec.bitrate, bitrate) }
+        let mux = configuration.rtcpMux && remote.rtcpMux
+        let (remoteAddress, rtcpAddress) = try destinations(of: remote, mux: mux)
+        var rtpConfiguration = RTPSessionConfiguration(
+            localAddress: ports.rtp, remoteAddress: remoteAddress, remoteRTCPAddress: rtcpAddress,
+            rtcpMux: mux, payloadType: remote.payloadType, opus: codec)
+        // Only the address the peer declared may become its source (a relay forwards from its own).
+        if configuration.mediaPath == nil {
+            let declared = try Self.peerAddress(remote)
+            rtpConfiguration.validator.expectedSource = declared
+            rtpConfiguration.validator.alternateSource = record.sip.remoteAddress.with(port: declared.port)
+        }
+        rtpConfiguration.telephoneEvents = remote.telephoneEvents
+        // Another address family (a peer that advertises IPv6 while it talks to us over IPv4):
+        // nothing we send there arrives.
+        let unreachable = remoteAddress.family != ports.rtp.family
+        if configuration.mediaPath == nil {
+            rtpConfiguration.latchesToPeerSource = configuration.mediaLatching == .always
+                || (configuration.mediaLatching == .whenUnreachable && unreachable)
+        }
+        if unreachable && rtpConfiguration.latchesToPeerSource {
+            logger.warning("the peer's media address is \(remoteAddress), which our \(ports.rtp) cannot reach: sending where its RTP comes from")
+        }
+        return rtpConfiguration
     }
 
     func sendDTMF(_ keys: String, on call: Call) throws(CallError) {

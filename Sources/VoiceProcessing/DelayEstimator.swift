@@ -233,6 +233,19 @@ final class DelayEstimator {
         let bStart = start - lagMinimum - lagCount + 1
         let bCount = window + lagCount - 1
         guard bStart >= 0, end - 1 - lagMinimum < renderCount else { return nil }
+        let (capturePower, renderPower) = loadWindows(captureFrom: start, renderFrom: bStart, renderCount: bCount)
+        // Far end silent (below -70 dBFS): nothing to learn.
+        guard renderPower > 1e-7, capturePower > 1e-10 else { return nil }
+        accumulateCrossSpectrum(renderPower: renderPower, capturePower: capturePower, end: end)
+        averagedHops += 1
+        guard averagedHops >= 2, phaseTransform() else { return nil }
+        fft.inverse(real: pRe, imaginary: pIm, correlation)
+        return estimate(end: end)
+    }
+
+    /// Copies the capture window and the loudspeaker span, zero-padded, into the FFT inputs;
+    /// returns their mean powers.
+    private func loadWindows(captureFrom start: Int, renderFrom bStart: Int, renderCount bCount: Int) -> (capture: Float, render: Float) {
         var renderPower: Float = 0, capturePower: Float = 0
         for i in 0..<window {
             let v = captureRing[(start + i) & ringMask]
@@ -246,11 +259,11 @@ final class DelayEstimator {
             renderPower += v * v
         }
         for j in bCount..<fftSize { bufferB[j] = 0 }
-        renderPower /= Float(bCount)
-        capturePower /= Float(window)
-        // Far end silent (below -70 dBFS): nothing to learn.
-        guard renderPower > 1e-7, capturePower > 1e-10 else { return nil }
+        return (capturePower / Float(window), renderPower / Float(bCount))
+    }
 
+    /// Adds this hop's cross spectrum to the smoothed one.
+    private func accumulateCrossSpectrum(renderPower: Float, capturePower: Float, end: Int) {
         fft.forward(bufferA, real: aRe, imaginary: aIm)
         fft.forward(bufferB, real: bRe, imaginary: bIm)
         let bins = fftSize / 2 + 1
@@ -268,14 +281,16 @@ final class DelayEstimator {
             gRe[k] = smoothing * gRe[k] + cr * scale
             gIm[k] = smoothing * gIm[k] + ci * scale
         }
-        averagedHops += 1
-        guard averagedHops >= 2 else { return nil }
+    }
 
-        // Phase transform within the speech band.
+    /// The phase transform of the smoothed cross spectrum within the speech band, into `pRe`/`pIm`;
+    /// false when the band holds nothing.
+    private func phaseTransform() -> Bool {
+        let bins = fftSize / 2 + 1
         var meanMagnitude: Float = 0
         for k in bandLow...bandHigh { meanMagnitude += (gRe[k] * gRe[k] + gIm[k] * gIm[k]).squareRoot() }
         meanMagnitude /= Float(bandHigh - bandLow + 1)
-        guard meanMagnitude > 0 else { return nil }
+        guard meanMagnitude > 0 else { return false }
         let floor = 1e-3 * meanMagnitude
         for k in 0..<bins {
             if k < bandLow || k > bandHigh {
@@ -287,8 +302,11 @@ final class DelayEstimator {
                 pIm[k] = gIm[k] / m
             }
         }
-        fft.inverse(real: pRe, imaginary: pIm, correlation)
+        return true
+    }
 
+    /// The delay, its confidence and onset, read from the correlation's peak.
+    private func estimate(end: Int) -> Estimate {
         var peak = 0
         var sum: Float = 0, sumSquares: Float = 0
         for k in 0..<lagCount {

@@ -25,3 +25,14 @@ final class Resampler {
     var outputLatency: Int { resampler.outputLatency }
     func reset() { resampler.reset() }
 }
+
+extension Optional where Wrapped == Resampler {
+    /// Converts `n` samples with the resampler, or copies them when there is none (equal rates).
+    func convert(_ input: UnsafePointer<Int16>, _ n: Int, into output: UnsafeMutablePointer<Int16>, capacity: Int) -> Int {
+        guard let resampler = self else {
+            output.update(from: input, count: n)
+            return n
+        }
+        return resampler.convert(input, n, into: output, capacity: capacity)
+    }
+}

@@ -166,14 +166,14 @@ public final class VoiceProcessingUnit {
 
         // 1. Render to the processing rate, into the history ring and the delay estimator.
         let fp = configuration.processingSampleRate, fd = configuration.deviceSampleRate
-        let renderCount = convert(renderBase, n, with: renderDown, into: scratch.render)
+        let renderCount = renderDown.convert(renderBase, n, into: scratch.render, capacity: scratch.capacity)
         for i in 0..<renderCount { scratch.floats[i] = Float(scratch.render[i]) * (1 / 32768) }
         ring.write(scratch.floats, renderCount)
         estimator?.pushRender(scratch.floats, renderCount)
         activity.render(scratch.floats, renderCount)
 
         // 2. Capture to the processing rate, queued for framing.
-        let captureCount = convert(UnsafePointer(captureBase), n, with: captureDown, into: scratch.capture)
+        let captureCount = captureDown.convert(UnsafePointer(captureBase), n, into: scratch.capture, capacity: scratch.capacity)
         inFIFO.push(scratch.capture, captureCount)
 
         // 3. The device delay, at the processing rate.
@@ -209,16 +209,6 @@ public final class VoiceProcessingUnit {
         publish()
     }
 
-    /// Converts `n` device samples to the processing rate (or copies them).
-    private func convert(_ input: UnsafePointer<Int16>, _ n: Int, with resampler: Resampler?,
-                         into output: UnsafeMutablePointer<Int16>) -> Int {
-        guard let resampler else {
-            output.update(from: input, count: n)
-            return n
-        }
-        return resampler.convert(input, n, into: output, capacity: scratch.capacity)
-    }
-
     /// The canceller's filter no longer fits the echo (it diverged, or the reference moved): start
     /// it over, with the startup gate holding the echo back until it has converged again.
     private func restartCanceller() {
@@ -232,21 +222,7 @@ public final class VoiceProcessingUnit {
         inFIFO.pop(into: scratch.blockIn, frame)
         let n0 = captureIndex
 
-        // The reference, read at the echo's delay (fractional when drifting).
-        var d = alignment.delay(at: n0)
-        var step = 1 - alignment.slope
-        // Without drift the reference is read at whole samples: a fraction of a sample of
-        // delay is part of the echo path the canceller models anyway.
-        if alignment.slope == 0 { d = d.rounded() }
-        if d < Double(SincKernel.halfTaps) {
-            d = d.rounded(.down)
-            step = 1
-        }
-        ring.read(from: Double(n0) - d, step: step, count: frame, into: scratch.referenceFloat)
-        for i in 0..<frame {
-            scratch.blockReference[i] = Int16(clamping: Int((scratch.referenceFloat[i] * 32768).rounded()))
-        }
-
+        let d = readReference(at: n0)
         canceller.cancel(capture: UnsafeBufferPointer(start: scratch.blockIn, count: frame),
                          reference: UnsafeBufferPointer(start: scratch.blockReference, count: frame),
                          output: UnsafeMutableBufferPointer(start: scratch.blockOut, count: frame))
@@ -257,27 +233,7 @@ public final class VoiceProcessingUnit {
             restartCanceller()
         }
         echoPath.frame(farActive: monitor.isFarActive)
-        // Delay and drift, from the raw streams.
-        if let estimator {
-            for i in 0..<frame { scratch.captureFloat[i] = Float(scratch.blockIn[i]) * (1 / 32768) }
-            if let e = estimator.pushCapture(scratch.captureFloat, frame) {
-                echoPath.hop(confidence: e.confidence, cancellerERLE: monitor.erleDB)
-                followEchoPath()
-                // Without an echo path a chance peak may move the reference; the canceller's output
-                // is not used then, and a real echo's first peak re-places it (and resets) anyway.
-                if alignment.updateEstimate(delay: e.delay, onset: e.onset, confidence: e.confidence, at: e.time)
-                    && echoPath.state != .absent {
-                    restartCanceller()
-                }
-                if let drift, let tracked = e.trackedDelay {
-                    drift.add(time: e.time, delay: tracked)
-                    if drift.isConfident {
-                        alignment.setSlope(drift.significantSlope, at: n0 + frame)
-                        if alignment.keepInterpolable(at: n0 + frame) { restartCanceller() }
-                    }
-                }
-            }
-        }
+        estimateDelay(at: n0)
 
         if deviceFIFO == nil { linearFIFO.push(scratch.blockOut, frame) }  // the linear output exists without resampling only
         passCaptureWithoutEcho()
@@ -294,6 +250,49 @@ public final class VoiceProcessingUnit {
         outFIFO.push(scratch.blockOut, frame)
         captureIndex += frame
         shared.frames.add(1, ordering: .relaxed)
+    }
+
+    /// Reads the block's reference from the ring at the echo's delay (fractional when drifting)
+    /// into `scratch.blockReference`; returns the delay used.
+    private func readReference(at n0: Int) -> Double {
+        var d = alignment.delay(at: n0)
+        var step = 1 - alignment.slope
+        // Without drift the reference is read at whole samples: a fraction of a sample of
+        // delay is part of the echo path the canceller models anyway.
+        if alignment.slope == 0 { d = d.rounded() }
+        if d < Double(SincKernel.halfTaps) {
+            d = d.rounded(.down)
+            step = 1
+        }
+        ring.read(from: Double(n0) - d, step: step, count: frame, into: scratch.referenceFloat)
+        for i in 0..<frame {
+            scratch.blockReference[i] = Int16(clamping: Int((scratch.referenceFloat[i] * 32768).rounded()))
+        }
+        return d
+    }
+
+    /// Delay and drift, from the raw streams: the estimator's hop (when one completes) moves the
+    /// alignment, tells the echo-path detector, and feeds the drift estimator.
+    private func estimateDelay(at n0: Int) {
+        guard let estimator else { return }
+        for i in 0..<frame { scratch.captureFloat[i] = Float(scratch.blockIn[i]) * (1 / 32768) }
+        if let e = estimator.pushCapture(scratch.captureFloat, frame) {
+            echoPath.hop(confidence: e.confidence, cancellerERLE: monitor.erleDB)
+            followEchoPath()
+            // Without an echo path a chance peak may move the reference; the canceller's output
+            // is not used then, and a real echo's first peak re-places it (and resets) anyway.
+            if alignment.updateEstimate(delay: e.delay, onset: e.onset, confidence: e.confidence, at: e.time)
+                && echoPath.state != .absent {
+                restartCanceller()
+            }
+            if let drift, let tracked = e.trackedDelay {
+                drift.add(time: e.time, delay: tracked)
+                if drift.isConfident {
+                    alignment.setSlope(drift.significantSlope, at: n0 + frame)
+                    if alignment.keepInterpolable(at: n0 + frame) { restartCanceller() }
+                }
+            }
+        }
     }
 
     /// Residual echo suppression only where there is an echo: SpeexDSP's follows the far end's

@@ -82,13 +82,20 @@ public enum WAV {
         guard format.channels == 1 || format.channels == 2 else { throw .unsupportedChannelCount(format.channels) }
         guard (1...384_000).contains(format.rate) else { throw .unsupportedSampleRate(format.rate) }
 
-        let frameBytes = sampleFormat.bytesPerSample * format.channels
-        let usable = payload.count - payload.count % frameBytes  // a partial last frame is dropped
+        let samples = Self.samples(payload, format: sampleFormat, channels: format.channels, reader: reader)
+        return WAVAudio(sampleRate: format.rate, channels: format.channels, format: sampleFormat, samples: samples)
+    }
+
+    /// The samples of a `data` chunk as floats; a partial last frame is dropped.
+    private static func samples(_ payload: ArraySlice<UInt8>, format: WAVSampleFormat, channels: Int,
+                                reader: ByteReader) -> [Float] {
+        let frameBytes = format.bytesPerSample * channels
+        let usable = payload.count - payload.count % frameBytes
         var samples = [Float]()
-        samples.reserveCapacity(usable / sampleFormat.bytesPerSample)
+        samples.reserveCapacity(usable / format.bytesPerSample)
         var i = payload.startIndex
         let end = payload.startIndex + usable
-        switch sampleFormat {
+        switch format {
         case .int16:
             while i < end {
                 samples.append(Float(Int16(bitPattern: reader.uint16(at: i))) / 32768)
@@ -100,7 +107,7 @@ public enum WAV {
                 i += 4
             }
         }
-        return WAVAudio(sampleRate: format.rate, channels: format.channels, format: sampleFormat, samples: samples)
+        return samples
     }
 
     /// Encodes audio as WAV file bytes in `audio.format`.
