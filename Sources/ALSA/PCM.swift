@@ -22,7 +22,7 @@ public struct PCM: ~Copyable {
     public let name: String
     /// Its direction.
     public let stream: PCMStream
-    /// What the device granted in ``configure(_:)`` (or the request, before that).
+    /// What the device granted in `configure(_:)` (or the request, before that).
     public private(set) var parameters: PCMParameters
     /// Underruns (playback) or overruns (capture) recovered since opening.
     public private(set) var xrunCount = 0
@@ -38,6 +38,8 @@ public struct PCM: ~Copyable {
 
     /// Opens a PCM defined by the system's ALSA configuration (`default`, `pulse`, `hw:0,0`, `plughw:1`, ...).
     ///
+    /// - Parameter name: the PCM's name.
+    /// - Parameter stream: capture or playback.
     /// - Parameter nonBlocking: open with `SND_PCM_NONBLOCK`: reads and writes return what is ready.
     /// - Throws: ``ALSAError`` with ALSA's message and the name, e.g. for a PCM that does not exist.
     ///
@@ -89,6 +91,7 @@ public struct PCM: ~Copyable {
     /// supports; the granted values are returned and kept in ``parameters``. The
     /// format must be supported exactly (use a `plug` PCM to convert).
     ///
+    /// - Parameter requested: the rate, channels, format, period and buffer asked for.
     /// - Parameter startThreshold: frames queued before playback starts by itself
     ///   (default: the whole buffer, so an engine prefills and then starts); capture starts on the first read.
     /// The corresponding C functions are `snd_pcm_hw_params_set_*_near`, `snd_pcm_hw_params` and `snd_pcm_sw_params`.

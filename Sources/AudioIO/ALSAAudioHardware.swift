@@ -4,7 +4,7 @@ import ALSA
 public import Logging
 import Synchronization
 
-/// The session's ``AudioSession/AudioHardware`` on ALSA: ports from a ``RouteMap``,
+/// The session's `AudioSession/AudioHardware` on ALSA: ports from a ``RouteMap``,
 /// jack plug events from ALSA control devices, proximity from a ``ProximitySensor``,
 /// and route changes applied by moving a running ``AudioIOEngine`` to the route's PCMs
 /// without ending its stream.

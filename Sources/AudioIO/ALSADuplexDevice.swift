@@ -11,7 +11,7 @@ public enum PCMSource: Sendable, Equatable, CustomStringConvertible {
     /// PCM `name` defined by `configuration` text (`pcm.NAME { ... }`).
     case configuration(name: String, text: String)
 
-    /// A `file`-plugin PCM (see ``ALSA/FilePCMConfiguration``).
+    /// A `file`-plugin PCM (see `ALSA/FilePCMConfiguration`).
     public static func file(_ config: FilePCMConfiguration) -> PCMSource { .configuration(name: config.name, text: config.text) }
 
     public var name: String {
@@ -75,6 +75,8 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
     /// Opens and configures both PCMs.
     ///
     /// - Parameters:
+    ///   - captureSource: the capture PCM.
+    ///   - playbackSource: the playback PCM (the same device or another).
     ///   - preferred: the rate, period and buffer asked for; the device may grant others
     ///     (read them from ``format``), as the session's preferred values are only hints.
     ///   - prefillPeriods: silent periods queued before playback starts: the playback

@@ -54,10 +54,13 @@ public final class AudioIOEngine: @unchecked Sendable {
     /// Creates an engine for `device`.
     ///
     /// - Parameters:
+    ///   - device: the duplex device the I/O thread runs on.
     ///   - maxPeriodFrames: the largest period any device this engine will switch to may have
     ///     (buffers are allocated once, here). Default: the device's period, or 4096 if larger.
     ///   - realtimePriority: the `SCHED_FIFO` priority to ask for, or nil for normal scheduling.
     ///   - onFailure: told when a device error stops the I/O thread (see ``FailureHandler``).
+    ///   - logger: where the engine logs (off the I/O thread).
+    ///   - callback: called on the I/O thread once per period with the capture and the playback to fill.
     public init(device: any DuplexDevice, maxPeriodFrames: Int? = nil, realtimePriority: Int32? = 10,
                 logger: Logger = Logger(label: "callaudio.audioio"), onFailure: FailureHandler? = nil,
                 callback: @escaping Callback) {

@@ -1,7 +1,7 @@
 /// A full-duplex audio device the I/O engine drives in lockstep: each period it
 /// reads one capture period, lets the callback fill one playback period, and writes it.
 ///
-/// Implementations: ``ALSADuplexDevice`` (two ALSA PCMs) and ``SimulatedRoomDevice``
+/// Implementations: ``ALSADuplexDevice`` (two ALSA PCMs) and `SimulatedRoomDevice`
 /// (a room with an echo path, for the demo, tests and the bench).
 ///
 /// Thread safety: a device is created and configured on a control thread and then
@@ -31,7 +31,7 @@ public protocol DuplexDevice: AnyObject, Sendable {
 
 /// Hardware that opens the duplex device of its current route, and moves a running engine
 /// to another device when the route changes: what a call needs from the session's hardware
-/// beyond the policy's ``AudioSession/AudioHardware``. ``ALSAAudioHardware`` is one.
+/// beyond the policy's `AudioSession/AudioHardware`. ``ALSAAudioHardware`` is one.
 ///
 /// Thread safety: implementations are safe from any thread.
 public protocol AudioDeviceProvider: AnyObject, Sendable {

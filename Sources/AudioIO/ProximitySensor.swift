@@ -55,6 +55,9 @@ public final class IIOProximitySensor: ProximitySensor {
 
     /// Starts polling a sensor every `interval`.
     ///
+    /// - Parameter nearThreshold: raw readings at or above it mean near.
+    /// - Parameter hysteresis: how far below the threshold a reading must fall to mean far again.
+    /// - Parameter interval: how often the sensor is read.
     /// - Parameter devicePath: an IIO device folder, or `nil` to use the first device that has
     ///   `in_proximity_raw`.
     /// - Throws: ``IOError/invalidState(_:)`` when no such sensor exists.

@@ -124,7 +124,7 @@ public enum OpusSDP {
     ///   - wanted: the directions this endpoint wants: `sendrecv` (the default) answers the
     ///     offer's mirror; `inactive` keeps a call we hold on hold whatever the peer offers.
     /// - Returns: the answer, and the peer's stream as it now stands (where to send now).
-    /// - Throws: ``SDPError/noOpus`` or ``SDPError/unsupportedChange(_:)`` when the offer
+    /// - Throws: `SDPError/noOpus` or `SDPError/unsupportedChange(_:)` when the offer
     ///   changes the codec's payload type, drops rtcp-mux in use, changes the address family,
     ///   or the number of streams; those would need new sockets or codecs, so the caller declines with 488 and
     ///   the session stays as it was.
@@ -166,7 +166,7 @@ public enum OpusSDP {
     /// can neither play nor capture, `sendrecv` to resume) and the origin's version increased
     /// (RFC 3264 section 8).
     ///
-    /// - Throws: ``SDPError/noOpus`` when `ours` has no active audio stream.
+    /// - Throws: `SDPError/noOpus` when `ours` has no active audio stream.
     public static func reoffer(_ ours: SessionDescription, direction: MediaDirection) throws(SDPError) -> SessionDescription {
         guard let index = ours.media.firstIndex(where: { $0.media == "audio" && $0.port != 0 }) else { throw .noOpus }
         var offer = ours

@@ -23,7 +23,7 @@ public struct SocketError: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// An IPv4 or IPv6 address and UDP port.
 ///
-/// Stored inline (a `sockaddr_storage`), so passing one to ``UDPSocket/send(_:to:)``
+/// Stored inline (a `sockaddr_storage`), so passing one to `UDPSocket/send(_:to:)`
 /// does not allocate.
 ///
 /// Thread safety: a value type; safe to use from any thread.
@@ -53,6 +53,8 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// An address from a numeric IPv4 or IPv6 host (or a name such as `localhost`) and a port.
     ///
+    /// - Parameter host: a numeric address or a name.
+    /// - Parameter port: the UDP port.
     /// - Parameter family: when given, only an address of that family will do (a name such as
     ///   `localhost` may list `::1` first, where an IPv4 socket needs `127.0.0.1`).
     /// - Throws: ``SocketError`` with `EINVAL` when the host does not resolve (in `family`).
@@ -167,7 +169,7 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// What became of a datagram handed to ``UDPSocket/send(_:to:)``.
+/// What became of a datagram handed to `UDPSocket/send(_:to:)`.
 public enum UDPSendResult: Sendable, Equatable {
     case sent
     /// The socket's send buffer is full: the datagram was dropped (the caller never waits).
@@ -191,7 +193,7 @@ public enum UDPReceiveResult: Sendable, Equatable {
 /// closed when the socket goes away.
 ///
 /// Thread safety: safe from any thread. One thread receives while any other sends,
-/// as the kernel allows. ``send(_:to:)`` does not allocate (real-time safe).
+/// as the kernel allows. `send(_:to:)` does not allocate (real-time safe).
 public final class UDPSocket: Sendable {
     /// The address the socket is bound to (the actual port when bound to port 0).
     public let localAddress: SocketAddress

@@ -51,7 +51,7 @@ extension JitterBuffer {
         monitor?.publish(stats)
     }
 
-    /// ``pull(into:now:)`` at the monotonic clock's now (``MonotonicClock/nanoseconds()``),
+    /// ``pull(into:now:)`` at the monotonic clock's now (`MonotonicClock/nanoseconds()`),
     /// the clock the network thread stamps arrivals with.
     public mutating func pull(into output: UnsafeMutableBufferPointer<Int16>) {
         pull(into: output, now: MonotonicClock.nanoseconds())

@@ -103,6 +103,8 @@ public struct JitterBuffer: ~Copyable {
     /// - Precondition: the decoder's rate and channels match the configuration's.
     ///
     /// Thread safety: allocates; create it off the real-time thread, then move it there.
+    /// - Parameter configuration: delays, capacity, FEC.
+    /// - Parameter decoder: the Opus decoder, owned by the buffer from now on.
     /// - Parameter monitor: where statistics are published after every pull, for other threads.
     public init(configuration: JitterBufferConfiguration = .init(), decoder: consuming OpusDecoder,
                 monitor: JitterBufferMonitor? = nil) {

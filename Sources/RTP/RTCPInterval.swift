@@ -67,6 +67,8 @@ public struct RTCPScheduler: Sendable {
     /// Starts a schedule at `now` seconds.
     ///
     /// - Parameters:
+    ///   - now: the start, in seconds.
+    ///   - seed: the seed of the interval's randomization (6.3.1).
     ///   - sessionBandwidth: the session's bandwidth in bits per second; RTCP gets 5% of it.
     ///   - firstPacketSize: the probable size of the first compound packet with headers (6.3.2).
     public init(now: Double, sessionBandwidth: Double, firstPacketSize: Int, seed: UInt64) {

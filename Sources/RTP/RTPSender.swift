@@ -142,7 +142,7 @@ public struct OpusRTPEncoder: ~Copyable {
     /// Bytes a datagram buffer needs for any packet.
     public static var maxDatagramSize: Int { RTPHeader.fixedSize + OpusEncoder.maxPacketBytes }
 
-    /// Encodes one frame (``OpusCallConfiguration/framesPerPacket`` frames, interleaved)
+    /// Encodes one frame (`OpusCallConfiguration/framesPerPacket` frames, interleaved)
     /// and writes the RTP datagram.
     ///
     /// - Returns: the datagram's length, or 0 for a DTX frame (nothing to send).

@@ -62,7 +62,7 @@ public struct RTPSessionConfiguration: Sendable {
 }
 
 /// One RTP/RTCP session: the sockets, the network thread, RTCP, and the two ends the
-/// I/O thread uses (``makeSender()`` and ``makeJitterBuffer()``, fed by ``ring``).
+/// I/O thread uses (``makeSender()`` and `makeJitterBuffer()`, fed by ``ring``).
 ///
 /// ```
 /// network thread:  recvfrom -> RTPSourceValidator -> ring (SPSC) --+
@@ -75,13 +75,13 @@ public struct RTPSessionConfiguration: Sendable {
 /// time, so ``stop()`` returns promptly); it allocates only for RTCP, never on the
 /// RTP path.
 ///
-/// Thread safety: ``start()``, ``stop()``, ``makeSender()`` and ``makeJitterBuffer()``
+/// Thread safety: ``start()``, ``stop()``, ``makeSender()`` and `makeJitterBuffer()`
 /// from a control thread; ``statistics`` from any thread.
 public final class RTPSession: Sendable {
     public let configuration: RTPSessionConfiguration
     /// Validated packets, from the network thread to the jitter buffer's thread.
     public let ring: RTPPacketRing
-    /// Where the jitter buffer made by ``makeJitterBuffer()`` publishes its statistics.
+    /// Where the jitter buffer made by `makeJitterBuffer()` publishes its statistics.
     public let jitterMonitor = JitterBufferMonitor()
     /// Shared counters.
     public let state: RTPSessionState
@@ -142,7 +142,7 @@ public final class RTPSession: Sendable {
     public func acceptAnySource() { state.setAcceptsAnySource() }
 
     /// When the peer was last heard: RTP from its source or RTCP accepted from it (monotonic
-    /// nanoseconds, ``MonotonicClock/nanoseconds()``); nil while it has not been.
+    /// nanoseconds, `MonotonicClock/nanoseconds()`); nil while it has not been.
     ///
     /// Thread safety: any thread (an atomic).
     public var lastPeerActivity: UInt64? { state.lastPeerActivity }
@@ -167,6 +167,7 @@ public final class RTPSession: Sendable {
     /// turn, and a source at the new host may take over reception as soon as it has passed
     /// probation, without the usual ``RTPSourceValidator/Configuration/sourceTimeoutMs``.
     ///
+    /// - Parameter rtp: where RTP goes.
     /// - Parameter rtcp: where RTCP goes; nil: `rtp` with rtcp-mux, else the next port.
     ///
     /// Thread safety: any thread, one call at a time (the control thread).
@@ -178,7 +179,7 @@ public final class RTPSession: Sendable {
 
     /// The send path for the I/O thread (once per session).
     ///
-    /// - Throws: ``OpusError`` if the Opus configuration is invalid.
+    /// - Throws: `OpusError` if the Opus configuration is invalid.
     public func makeSender() throws(OpusError) -> RTPSender {
         precondition(!senderMade.exchange(true, ordering: .relaxed), "one sender per session")
         let encoder = try OpusRTPEncoder(configuration: configuration.opus,

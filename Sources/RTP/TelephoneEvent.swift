@@ -172,6 +172,8 @@ public struct TelephoneEventSender: Sendable {
     ///   - frameDuration: one frame in RTP units of the 48 kHz clock (960 for 20 ms).
     ///   - clockRate: the events' clock; their start timestamps stay on the audio's clock (the
     ///     stream's), their durations count in this one.
+    ///   - toneMs: how long each key sounds.
+    ///   - gapMs: the pause between keys.
     public init(frameDuration: Int, clockRate: Int = 48000, toneMs: Int = 100, gapMs: Int = 60) {
         precondition(frameDuration > 0 && clockRate > 0)
         self.frameDuration = frameDuration

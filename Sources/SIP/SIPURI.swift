@@ -82,7 +82,9 @@ public struct SIPURI: Sendable, Hashable, CustomStringConvertible, LosslessStrin
             } else {
                 user = String(userinfo)
             }
-            guard let u = user, !u.isEmpty, u.utf8.allSatisfy({ $0 > .space && $0 != .less && $0 != .greater && $0 != .quote })
+            // What a name-addr would not hold inside its angle brackets cannot be written back.
+            guard let u = user, !u.isEmpty, u.utf8.allSatisfy(isWritableInAngles),
+                  password?.utf8.allSatisfy(isWritableInAngles) ?? true
             else { throw .badURI }
         }
 
@@ -90,11 +92,13 @@ public struct SIPURI: Sendable, Hashable, CustomStringConvertible, LosslessStrin
         if let q = rest.firstIndex(ofByte: .question) {
             headers = String(rest[rest.utf8.index(after: q)...])
             rest = rest[..<q]
+            guard headers!.utf8.allSatisfy(isWritableInAngles) else { throw .badURI }
         }
 
         let (host, port, afterHost) = try parseHostPort(rest)
         let parameters: SIPParameters
         do { parameters = try SIPParameters.parse(afterHost, header: "URI") } catch { throw .badURI }
+        guard parameters.parameters.allSatisfy({ $0.value?.utf8.allSatisfy(isWritableInAngles) ?? true }) else { throw .badURI }
         var uri = SIPURI(scheme: scheme, user: user, host: host, port: port, parameters: parameters)
         uri.password = password
         uri.headers = headers
@@ -127,6 +131,12 @@ public struct SIPURI: Sendable, Hashable, CustomStringConvertible, LosslessStrin
         }
         return (String(host), port, text[i...])
     }
+}
+
+/// A byte a URI's user, password or headers may hold and still be written between `<` and `>`:
+/// no space or control, no angle bracket, no quote.
+private func isWritableInAngles(_ c: UInt8) -> Bool {
+    c > .space && c != 0x7F && c != .less && c != .greater && c != .quote
 }
 
 /// Host names and IPv4 literals: letters, digits, `-`, `.` (and `_`, seen in the wild).

@@ -195,6 +195,7 @@ public final class SIPUserAgent: Sendable {
     /// authenticates them knows who calls. Calling it again (a new lifetime, or another
     /// registrar, which replaces the first) is allowed.
     ///
+    /// - Parameter registrar: the registrar's URI (`sip:host[:port]`).
     /// - Parameter expires: the lifetime asked for, in seconds (a registrar may grant less,
     ///   or answer 423 with a minimum, which is then asked for once).
     /// - Returns: the lifetime granted, in seconds.

@@ -5,7 +5,7 @@ import CSpeexDSP
 /// echo canceller is attached.
 ///
 /// Thread safety: not thread-safe; use from one thread at a time (normally the I/O
-/// thread, after the echo canceller). ``process(_:)`` does not allocate.
+/// thread, after the echo canceller). `process(_:)` does not allocate.
 public struct SpeexPreprocessor: ~Copyable {
     private let handle: OpaquePointer
     /// Keeps an attached canceller's state alive for as long as this preprocessor reads it.
@@ -39,7 +39,7 @@ public struct SpeexPreprocessor: ~Copyable {
         return speex_preprocess_run(handle, frame.baseAddress) != 0
     }
 
-    /// Array convenience for ``process(_:)`` (for tools and tests).
+    /// Array convenience for `process(_:)` (for tools and tests).
     @discardableResult
     public func process(_ frame: inout [Int16]) -> Bool {
         frame.withUnsafeMutableBufferPointer { process($0) }

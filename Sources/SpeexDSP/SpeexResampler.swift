@@ -7,7 +7,7 @@ import CSpeexDSP
 /// is what drift compensation of an echo reference needs.
 ///
 /// Thread safety: not thread-safe; use from one thread at a time. The buffer-based
-/// ``process(input:output:)`` does not allocate.
+/// `process(input:output:)` does not allocate.
 public struct SpeexResampler: ~Copyable {
     private let handle: OpaquePointer
     /// Interleaved channels.

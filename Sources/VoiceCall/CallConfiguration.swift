@@ -13,7 +13,7 @@ public import SIP
 public struct CallConfiguration: Sendable {
     /// Where the audio comes from and goes to.
     public enum Audio: Sendable {
-        /// The session's hardware (an ``AudioIO/AudioDeviceProvider`` such as ``AudioIO/ALSAAudioHardware``): the current route's PCMs,
+        /// The session's hardware (an `AudioIO/AudioDeviceProvider` such as `AudioIO/ALSAAudioHardware`): the current route's PCMs,
         /// moved to another PCM when the route changes.
         case hardware
         /// A device made per call (a simulated room, WAV files), given the format the session negotiated.

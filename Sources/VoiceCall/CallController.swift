@@ -63,7 +63,9 @@ public actor CallController {
 
     /// Creates a controller listening for SIP on `configuration.sipAddress`.
     ///
+    /// - Parameter configuration: addresses, codec, voice processing, audio and media policy.
     /// - Parameter session: the audio session to drive (`AudioSession.shared` for an app).
+    /// - Parameter logger: where the controller, its SIP user agent and its calls log.
     public init(configuration: CallConfiguration, session: AudioSession = .shared,
                 logger: Logger = Logger(label: "callaudio.call")) throws(CallError) {
         self.configuration = configuration
@@ -109,9 +111,10 @@ public actor CallController {
 
     /// Registers with a registrar, so calls to our address of record (`sip:user@host`) reach
     /// us through it; refreshed until ``unregister()`` or ``shutdown()`` (see
-    /// ``SIP/SIPUserAgent/register(at:expires:)``).
+    /// `SIP/SIPUserAgent/register(at:expires:)`).
     ///
     /// - Parameter registrar: `sip:host[:port]`.
+    /// - Parameter expires: the lifetime asked for, in seconds.
     /// - Returns: the lifetime granted, in seconds.
     @discardableResult
     public nonisolated func register(at registrar: String, expires: Int = 3600) async throws(CallError) -> Int {

@@ -129,7 +129,7 @@ public struct VoiceProcessingConfiguration: Sendable, Equatable {
 public struct VoiceProcessingTiming: Sendable, Equatable {
     /// Frames from writing a loudspeaker frame to reading the same frame back from capture,
     /// before the acoustic path: the period, the playback queue and the capture queue
-    /// (``AudioIO/IOTiming/roundTripFrames``, from `snd_pcm_delay` on both streams).
+    /// (`AudioIO/IOTiming/roundTripFrames`, from `snd_pcm_delay` on both streams).
     public var deviceDelayFrames: Int
 
     public init(deviceDelayFrames: Int = 0) {

@@ -10,11 +10,11 @@ import Synchronization
 /// 1. both are converted to the processing rate (SpeexDSP resampler, when the device runs at
 ///    another rate); the render goes into a history ring;
 /// 2. the capture is cut into 10 ms frames; for each, the reference is read from the ring at the
-///    echo's delay (``EchoAlignment``: device delay, refined by ``DelayEstimator``, with clock
-///    drift from ``DriftEstimator`` followed by fractional, windowed-sinc reads);
+///    echo's delay (`EchoAlignment`: device delay, refined by `DelayEstimator`, with clock
+///    drift from `DriftEstimator` followed by fractional, windowed-sinc reads);
 /// 3. the echo canceller (``EchoCanceller``, SpeexDSP MDF by default) removes the echo; a monitor
 ///    watches its input and output energies (ERLE, divergence); until the canceller has
-///    converged (at the start, after a reset) ``StartupEchoGate`` holds the echo back;
+///    converged (at the start, after a reset) `StartupEchoGate` holds the echo back;
 /// 4. the SpeexDSP preprocessor suppresses residual echo and noise, applies AGC and detects voice;
 /// 5. the result goes back, at the device rate, into the capture buffer.
 ///

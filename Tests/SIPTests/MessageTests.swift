@@ -246,6 +246,18 @@ struct URITests {
         #expect(throws: SIPParseError.badURI) { try SIPURI(parsing: text) }
     }
 
+    /// What parses is written between `<` and `>` (a From, a Contact): a password, header or URI
+    /// parameter holding an angle bracket, a quote or a space could not be read back (found by
+    /// fuzz-sip-header: `sip:a:a>b@gi` parsed, and `<sip:a:a>b@gi>` did not).
+    @Test(arguments: ["sip:a:a>b@gi", "sip:a:a<b@gi", "sip:a:\"b@gi", "sip:a@h?x=>", "sip:a@h;x=>y", "sip:a@h;x=\"y\""])
+    func rejectsWhatANameAddressCannotHold(text: String) throws {
+        #expect(throws: SIPParseError.badURI) { try SIPURI(parsing: text) }
+        // Written without brackets, the same text is a From (its parameters are the header's then).
+        if let from = try? SIPNameAddress(parsing: text, header: "From") {
+            #expect(try SIPNameAddress(parsing: from.description, header: "From") == from)
+        }
+    }
+
     @Test func otherSchemesAreNamed() {
         #expect(throws: SIPParseError.unsupportedURIScheme("tel")) { try SIPURI(parsing: "tel:+15551234") }
         #expect(SIPURI("mailto:a@b") == nil)
