@@ -31,6 +31,7 @@ let package = Package(
         .library(name: "SIP", targets: ["SIP"]),
         .library(name: "Simulation", targets: ["Simulation"]),
         .executable(name: "voicecall", targets: ["voicecall"]),
+        .executable(name: "callbench", targets: ["callbench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -86,10 +87,25 @@ let package = Package(
         .executableTarget(
             name: "voicecall",
             dependencies: [
-                "ALSA", "Opus", "SpeexDSP", "WAV", "AudioAnalysis", "RTP", "AudioIO", "AudioSession", "VoiceCall", "Simulation", "SIP", "VoiceProcessing", "Platform", "SDP", "MediaNegotiation",
+                "ToolSupport", "ALSA", "Opus", "SpeexDSP", "WAV", "AudioAnalysis", "RTP", "AudioIO", "AudioSession", "VoiceCall", "Simulation", "SIP", "VoiceProcessing", "Platform", "SDP", "MediaNegotiation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/voicecall"
+        ),
+        .executableTarget(
+            name: "callbench",
+            dependencies: [
+                "ToolSupport", "ALSA", "Opus", "SpeexDSP", "WAV", "AudioAnalysis", "RTP", "AudioIO", "AudioSession", "VoiceCall",
+                "Simulation", "VoiceProcessing", "Platform",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/callbench"
+        ),
+        // What the command-line tools share: codec options, failures and JSON, speech files, pacing.
+        .target(
+            name: "ToolSupport",
+            dependencies: ["Opus", "SpeexDSP", "WAV", "Platform", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Tools/ToolSupport"
         ),
         .executableTarget(
             name: "aecbench",

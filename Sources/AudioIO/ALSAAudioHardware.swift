@@ -10,9 +10,9 @@ import Synchronization
 /// without ending its stream.
 ///
 /// Thread safety: safe from any thread. Events reach the session's system on the jack
-/// monitor's thread or the proximity sensor's thread.
+/// poller's thread or the proximity sensor's thread.
 public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unchecked Sendable {
-    // @unchecked: all mutable state is in `state` (a mutex); `monitor` is set once in init.
+    // @unchecked: all mutable state is in `state` (a mutex); `jackPoller` is set once in init.
     private struct State {
         var handler: (@Sendable (AudioHardwareEvent) -> Void)?
         /// Ports present now, by UID.
@@ -42,7 +42,7 @@ public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unche
     private let proximitySensor: (any ProximitySensor)?
     private let logger: Logger
     private let state = Mutex(State())
-    private let monitor: JackMonitor?
+    private let jackPoller: JackPoller?
 
     /// Discovers the ports present now and starts watching jacks and proximity.
     public init(routeMap: RouteMap = .laptop, proximitySensor: (any ProximitySensor)? = nil,
@@ -56,13 +56,13 @@ public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unche
         for entry in routeMap.ports where present.contains(entry.uid) && !order.contains(entry.device) { order.append(entry.device) }
         state.withLock { $0.present = present; $0.order = order }
         let jacks = routeMap.ports.filter { $0.jack != nil }
-        monitor = jacks.isEmpty ? nil : JackMonitor(entries: jacks, logger: logger)
-        monitor?.start { [weak self] jack, control, plugged in self?.jackChanged(jack, control: control, plugged: plugged) }
+        jackPoller = jacks.isEmpty ? nil : JackPoller(entries: jacks, logger: logger)
+        jackPoller?.start { [weak self] jack, control, plugged in self?.jackChanged(jack, control: control, plugged: plugged) }
         proximitySensor?.setHandler { [weak self] value in self?.emit(.proximityChanged(value)) }
     }
 
     deinit {
-        monitor?.stop()
+        jackPoller?.stop()
         proximitySensor?.setHandler(nil)
     }
 

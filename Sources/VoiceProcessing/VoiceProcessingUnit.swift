@@ -12,7 +12,7 @@ import Synchronization
 /// 2. the capture is cut into 10 ms frames; for each, the reference is read from the ring at the
 ///    echo's delay (`EchoAlignment`: device delay, refined by `DelayEstimator`, with clock
 ///    drift from `DriftEstimator` followed by fractional, windowed-sinc reads);
-/// 3. the echo canceller (``EchoCanceller``, SpeexDSP MDF by default) removes the echo; a monitor
+/// 3. the echo canceller (``EchoCanceller``, SpeexDSP MDF by default) removes the echo; `CancellerHealth`
 ///    watches its input and output energies (ERLE, divergence); until the canceller has
 ///    converged (at the start, after a reset) `StartupEchoGate` holds the echo back;
 /// 4. the SpeexDSP preprocessor suppresses residual echo and noise, applies AGC and detects voice;
@@ -48,7 +48,7 @@ public final class VoiceProcessingUnit {
     private let estimator: DelayEstimator?
     private let drift: DriftEstimator?
     private let alignment: EchoAlignment
-    private let monitor: CancellerMonitor
+    private let health: CancellerHealth
     /// Whether the microphone hears the far end at all: with no echo path, nothing is gated or suppressed.
     private let echoPath: EchoPathDetector
     /// The canceller whose state the preprocessor reads for residual echo suppression (nil: none),
@@ -122,7 +122,7 @@ public final class VoiceProcessingUnit {
         // History for the largest delay the estimator can report, plus a period.
         let maxDelay = (fixed ?? 0) + Double(estimator?.maximumMinimumLag ?? 0) + c.maximumEchoDelay * Double(fp)
         ring = ReferenceRing(span: Int(maxDelay) + 2 * scratchCapacity)
-        monitor = CancellerMonitor(frameSize: frame, sampleRate: fp)
+        health = CancellerHealth(frameSize: frame, sampleRate: fp)
         echoPath = EchoPathDetector(frameSize: frame, sampleRate: fp)
         startupGate = c.suppressesResidualEcho && canceller is SpeexMDFEchoCanceller
             ? StartupEchoGate(frameSize: frame, sampleRate: fp) : nil
@@ -214,7 +214,7 @@ public final class VoiceProcessingUnit {
     private func restartCanceller() {
         canceller.reset()
         startupGate?.rearm()
-        monitor.reset()
+        health.reset()
         shared.resets.add(1, ordering: .relaxed)
     }
 
@@ -228,11 +228,11 @@ public final class VoiceProcessingUnit {
                          output: UnsafeMutableBufferPointer(start: scratch.blockOut, count: frame))
         // With no echo path the canceller's output is not used (below), so a divergence there
         // does not matter; resetting it would only put it back into its fastest adaptation.
-        if monitor.update(capture: scratch.blockIn, reference: scratch.blockReference, output: scratch.blockOut) == .diverged
+        if health.update(capture: scratch.blockIn, reference: scratch.blockReference, output: scratch.blockOut) == .diverged
             && echoPath.state != .absent {
             restartCanceller()
         }
-        echoPath.frame(farActive: monitor.isFarActive)
+        echoPath.frame(farActive: health.isFarActive)
         estimateDelay(at: n0)
 
         if deviceFIFO == nil { linearFIFO.push(scratch.blockOut, frame) }  // the linear output exists without resampling only
@@ -277,7 +277,7 @@ public final class VoiceProcessingUnit {
         guard let estimator else { return }
         for i in 0..<frame { scratch.captureFloat[i] = Float(scratch.blockIn[i]) * (1 / 32768) }
         if let e = estimator.pushCapture(scratch.captureFloat, frame) {
-            echoPath.hop(confidence: e.confidence, cancellerERLE: monitor.erleDB)
+            echoPath.hop(confidence: e.confidence, cancellerERLE: health.erleDB)
             followEchoPath()
             // Without an echo path a chance peak may move the reference; the canceller's output
             // is not used then, and a real echo's first peak re-places it (and resets) anyway.
@@ -352,7 +352,7 @@ public final class VoiceProcessingUnit {
         estimator?.reset()
         drift?.reset()
         alignment.reset()
-        monitor.reset()
+        health.reset()
         echoPath.reset()
         followEchoPath()
         isPassingCapture = false
@@ -373,7 +373,7 @@ public final class VoiceProcessingUnit {
         SharedState.store(alignment.delay(at: captureIndex), shared.referenceDelay)
         // The drift being compensated (the last confident estimate), nil before the first.
         SharedState.store(alignment.hasSlope ? alignment.slope / (1 - alignment.slope) * 1e6 : nil, shared.drift)
-        SharedState.store(monitor.erleDB, shared.erle)
+        SharedState.store(health.erleDB, shared.erle)
         shared.echoPath.store(echoPath.state.rawValue, ordering: .relaxed)
         shared.voiceActive.store(activity.isNearEndActive, ordering: .relaxed)
         shared.mutedSpeechEvents.store(activity.mutedSpeechEvents, ordering: .relaxed)

@@ -79,14 +79,6 @@ struct AudioAnalysisTests {
         #expect(abs(Levels.decibels(power: early / late) - 60) < 3)
     }
 
-    @Test("The seeded generator repeats for equal seeds")
-    func seededRandomRepeats() {
-        var a = SeededRandom(seed: 42), b = SeededRandom(seed: 42), c = SeededRandom(seed: 43)
-        let sa = (0..<5).map { _ in a.next() }
-        #expect(sa == (0..<5).map { _ in b.next() })
-        #expect(sa != (0..<5).map { _ in c.next() })
-    }
-
     @Test("Dominant frequency of a sine is found within 5 Hz")
     func dominantFrequency() {
         let tone = Tone.sine(frequency: 1234, sampleRate: 16000, seconds: 0.5)

@@ -1,14 +1,17 @@
 # Shared by Tools/interop/run and Tools/interop/loss-bench (sourced; not run on its own).
 # Each function takes the caller's name for its messages.
 
-# build_voicecall NAME [CONFIGURATION]: builds voicecall (debug by default; SCRATCH=path for
-# swift build --scratch-path) and sets $voicecall to its path.
+# build_voicecall NAME [CONFIGURATION]: builds voicecall and callbench (debug by default;
+# SCRATCH=path for swift build --scratch-path) and sets $voicecall and $callbench to their paths.
 build_voicecall() {
-  local name="$1" configuration="${2:-debug}"
-  local build=(swift build --product voicecall -c "$configuration")
+  local name="$1" configuration="${2:-debug}" product
+  local build=(swift build -c "$configuration")
   [ -n "${SCRATCH:-}" ] && build+=(--scratch-path "$SCRATCH")
-  "${build[@]}" >&2 || { echo "$name: build failed" >&2; exit 2; }
+  for product in voicecall callbench; do
+    "${build[@]}" --product "$product" >&2 || { echo "$name: build failed" >&2; exit 2; }
+  done
   voicecall="$("${build[@]}" --show-bin-path)/voicecall"
+  callbench="$("${build[@]}" --show-bin-path)/callbench"
 }
 
 # make_work NAME: a scratch folder in $work, removed at exit with every process in $pids killed.

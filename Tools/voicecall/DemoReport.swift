@@ -1,3 +1,4 @@
+import ToolSupport
 import Simulation
 import AudioAnalysis
 import AudioIO

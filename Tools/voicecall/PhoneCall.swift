@@ -1,3 +1,4 @@
+import ToolSupport
 import AudioSession
 import Foundation
 import Synchronization

@@ -1,3 +1,4 @@
+import ToolSupport
 import Platform
 import ArgumentParser
 import RTP

@@ -1,3 +1,4 @@
+import ToolSupport
 import SDP
 import MediaNegotiation
 import Simulation
@@ -14,7 +15,7 @@ struct RTPCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rtp",
         abstract: "A bare RTP endpoint: Opus payload type 96 (opus/48000/2, RFC 7587), no signalling.",
-        subcommands: [RTPEndpointCommand.self, RTPCompareCommand.self, RTPCeilingCommand.self],
+        subcommands: [RTPEndpointCommand.self],
         defaultSubcommand: RTPEndpointCommand.self
     )
 }

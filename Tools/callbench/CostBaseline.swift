@@ -1,3 +1,4 @@
+import ToolSupport
 import Platform
 import AudioAnalysis
 import Foundation
@@ -9,7 +10,7 @@ import Synchronization
 import VoiceProcessing
 import WAV
 
-/// The bare-library side of `voicecall cost`: one endpoint's per-frame work done by calling
+/// The bare-library side of `callbench cost`: one endpoint's per-frame work done by calling
 /// the `SpeexDSP` and `Opus` wrappers directly, with the settings a call uses, and nothing else
 /// (no threads per call, rings, RTP, jitter buffer, delay estimation or simulated room).
 ///
@@ -196,7 +197,7 @@ enum CostClock {
 
 // MARK: - The result
 
-/// What `voicecall cost` measured. A "call" in the percentages is one endpoint: one capture and
+/// What `callbench cost` measured. A "call" in the percentages is one endpoint: one capture and
 /// one playback stream in real time; a two-endpoint call costs twice that. The JSON keys (the
 /// properties in snake case: `cpu_per_call_percent`, `ratio`, ...) are part of the command-line contract.
 struct CostReport: Codable {

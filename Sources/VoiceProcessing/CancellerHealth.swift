@@ -14,7 +14,7 @@ import DSP
 ///   which is why one block is not enough.
 ///
 /// Thread safety: not thread-safe; used by the I/O thread only. Nothing allocates.
-final class CancellerMonitor {
+final class CancellerHealth {
     enum Verdict { case normal, diverged }
 
     let frameSize: Int

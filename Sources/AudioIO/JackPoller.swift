@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// Thread safety: ``start(_:)`` and ``stop()`` from one control thread; the
 /// callback runs on the monitor's own thread.
-final class JackMonitor: Sendable {
+final class JackPoller: Sendable {
     private let jacks: [String: Set<String>]  // control device -> jack names
     private let logger: Logger
     private let running = Atomic<Bool>(false)

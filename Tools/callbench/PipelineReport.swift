@@ -1,3 +1,4 @@
+import ToolSupport
 import AudioAnalysis
 import Foundation
 

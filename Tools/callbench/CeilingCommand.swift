@@ -1,3 +1,4 @@
+import ToolSupport
 import Platform
 import ArgumentParser
 import AudioAnalysis
@@ -5,9 +6,9 @@ import Foundation
 import Opus
 import WAV
 
-/// `voicecall rtp ceiling`: what the codec itself gives under random loss, with no network and
+/// `callbench ceiling`: what the codec itself gives under random loss, with no network and
 /// no jitter buffer in the way.
-struct RTPCeilingCommand: ParsableCommand {
+struct CeilingCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ceiling",
         abstract: "Encode speech as the sender does, lose packets at random, decode as a perfect receiver would.",

@@ -1,17 +1,16 @@
-import ArgumentParser
 import Foundation
 import SpeexDSP
 import WAV
 
 /// Loads speech for the tool: the caller's file, or the project's shipped fixtures by default.
-enum SpeechFiles {
+package enum SpeechFiles {
     /// Where the fixtures live, relative to the repository root the README runs from.
-    static let fixtureDirectory = "Tests/Fixtures/speech"
-    static let defaultNear = "\(fixtureDirectory)/en_f_congrats_16k.wav"
-    static let defaultFar = "\(fixtureDirectory)/fr_f_congrats_16k.wav"
+    package static let fixtureDirectory = "Tests/Fixtures/speech"
+    package static let defaultNear = "\(fixtureDirectory)/en_f_congrats_16k.wav"
+    package static let defaultFar = "\(fixtureDirectory)/fr_f_congrats_16k.wav"
 
     /// Reads `path` as mono at `sampleRate`, resampling when the file's rate differs.
-    static func load(_ path: String, sampleRate: Int) throws -> [Float] {
+    package static func load(_ path: String, sampleRate: Int) throws -> [Float] {
         let audio: WAVAudio
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw SpeechFileError(description: "\(path): no such file, or it cannot be read")
@@ -26,6 +25,6 @@ enum SpeechFiles {
 }
 
 /// A speech file that cannot be read.
-struct SpeechFileError: Error, CustomStringConvertible {
-    let description: String
+package struct SpeechFileError: Error, CustomStringConvertible {
+    package let description: String
 }

@@ -1,3 +1,4 @@
+import ToolSupport
 import ALSA
 import ArgumentParser
 import AudioAnalysis

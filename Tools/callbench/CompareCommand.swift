@@ -1,10 +1,11 @@
+import ToolSupport
 import ArgumentParser
 import AudioAnalysis
 import Foundation
 import WAV
 
-/// `voicecall rtp compare`: how well received speech matches what was sent.
-struct RTPCompareCommand: ParsableCommand {
+/// `callbench compare`: how well received speech matches what was sent.
+struct CompareCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compare",
         abstract: "Correlate received speech with its source, aligned (for interop checks).",
