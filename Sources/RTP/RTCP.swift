@@ -264,6 +264,20 @@ public enum RTCPCompound {
         return out
     }
 
+    /// One SDES chunk: the source, its items, then a null item and zeros to the next 32-bit
+    /// boundary (at least one zero byte).
+    private static func appendChunk(_ chunk: RTCPSourceDescriptionChunk, to out: inout [UInt8]) throws(RTCPWriteError) {
+        let ssrc = chunk.ssrc
+        out += [UInt8(ssrc >> 24), UInt8(truncatingIfNeeded: ssrc >> 16), UInt8(truncatingIfNeeded: ssrc >> 8), UInt8(truncatingIfNeeded: ssrc)]
+        for item in chunk.items {
+            let text = Array(item.text.utf8)
+            guard text.count <= 255 else { throw .textTooLong }
+            out += [item.type, UInt8(text.count)] + text
+        }
+        out.append(0)
+        while out.count % 4 != 0 { out.append(0) }
+    }
+
     private static func append(_ packet: RTCPPacket, to out: inout [UInt8]) throws(RTCPWriteError) {
         let start = out.count
         func u32(_ v: UInt32) { out += [UInt8(v >> 24), UInt8(truncatingIfNeeded: v >> 16), UInt8(truncatingIfNeeded: v >> 8), UInt8(truncatingIfNeeded: v)] }
@@ -297,17 +311,7 @@ public enum RTCPCompound {
             blocks(reports)
         case let .sourceDescription(chunks):
             try header(chunks.count, RTCPPacket.sourceDescriptionType)
-            for chunk in chunks {
-                u32(chunk.ssrc)
-                for item in chunk.items {
-                    let text = Array(item.text.utf8)
-                    guard text.count <= 255 else { throw .textTooLong }
-                    out += [item.type, UInt8(text.count)] + text
-                }
-                // A null item, then zeros to the next 32-bit boundary (at least one zero byte).
-                out.append(0)
-                while out.count % 4 != 0 { out.append(0) }
-            }
+            for chunk in chunks { try appendChunk(chunk, to: &out) }
         case let .goodbye(sources, reason):
             try header(sources.count, RTCPPacket.goodbyeType)
             for s in sources { u32(s) }

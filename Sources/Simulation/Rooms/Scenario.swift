@@ -150,29 +150,7 @@ public struct Scenario: Sendable {
         guard !farSpeech.isEmpty else { throw EchoPathError("empty far-end speech") }
         let far = SignalLevels.scaled(loop(farSpeech, count), toActiveLevel: c.farLevelDBFS, sampleRate: fs)
 
-        // The room.
-        var geometry: ScenarioGeometry?
-        let ir: [Float], changedIR: [Float]?
-        switch c.room {
-        case .shoebox(let rt60):
-            guard rt60 > 0.05, rt60 <= 2 else { throw EchoPathError("RT60 \(rt60) s must be in (0.05, 2]") }
-            let g = ScenarioGeometry.random(rt60: rt60, seed: c.seed)
-            geometry = g
-            ir = g.room.impulseResponse(source: g.loudspeaker, microphone: g.microphone, sampleRate: fs)
-            changedIR = c.pathChangeTime == nil ? nil
-                : g.room.impulseResponse(source: g.movedLoudspeaker!, microphone: g.microphone, sampleRate: fs)
-        case .decayingNoise(let rt60):
-            guard rt60 > 0.01, rt60 <= 2 else { throw EchoPathError("RT60 \(rt60) s must be in (0.01, 2]") }
-            ir = ImpulseResponse.decayingNoise(sampleRate: fs, rt60: rt60, delay: 0.001, seed: c.seed)
-            changedIR = c.pathChangeTime == nil ? nil
-                : ImpulseResponse.decayingNoise(sampleRate: fs, rt60: rt60, delay: 0.002, seed: c.seed &+ 1000)
-        case .impulseResponse(let response):
-            guard !response.isEmpty else { throw EchoPathError("empty impulse response") }
-            ir = response
-            // Without a second measured response, a change inverts everything after the first
-            // 2 ms (the reflections): the same decay, a different path.
-            changedIR = c.pathChangeTime == nil ? nil : response.enumerated().map { i, v in i > fs / 500 ? -v : v }
-        }
+        let (ir, changedIR, geometry) = try roomResponses(c)
 
         // The echo at unit gain, then scaled to its level.
         var path = EchoPathConfiguration(sampleRate: fs, impulseResponse: ir, bulkDelay: c.bulkDelay,
@@ -185,27 +163,7 @@ public struct Scenario: Sendable {
         let echo = rawEcho.map { $0 * echoGain }
         let echoPower = Math.pow(10, c.echoLevelDBFS / 10)
 
-        // The near end, only during double talk, starting at its first word.
-        var near = [Float](repeating: 0, count: count)
-        var doubleTalk: Range<Int>?
-        if let dt = c.doubleTalk, let nearSpeech, !nearSpeech.isEmpty {
-            let start = max(0, min(count, Int(dt.lowerBound * Double(fs))))
-            let end = max(start, min(count, Int(dt.upperBound * Double(fs))))
-            if end > start {
-                let speech = loop(Array(nearSpeech[firstActive(nearSpeech, sampleRate: fs)...]), end - start)
-                let level = SignalLevels.activePower(speech, sampleRate: fs)
-                if level > 0 {
-                    let gain = Float((echoPower * Math.pow(10, c.signalToEchoDB / 10) / level).squareRoot())
-                    let fade = fs / 100
-                    for i in 0..<(end - start) {
-                        let edge = min(i, end - start - 1 - i)
-                        let ramp = edge < fade ? Float(edge) / Float(fade) : 1
-                        near[start + i] = speech[i] * gain * ramp
-                    }
-                    doubleTalk = start..<end
-                }
-            }
-        }
+        let (near, doubleTalk) = nearEnd(nearSpeech, configuration: c, count: count, echoPower: echoPower)
         let noise = SignalLevels.pinkNoise(count: count, rms: (echoPower * Math.pow(10, -c.echoToNoiseDB / 10)).squareRoot(),
                                            seed: c.seed &+ 7)
         var mic = [Float](repeating: 0, count: count)
@@ -229,6 +187,64 @@ public struct Scenario: Sendable {
                         changedImpulseResponse: changedIR, echoGain: echoGain, geometry: geometry, distortionDB: distortion,
                         farSingleTalk: single, doubleTalk: doubleTalk,
                         pathChangeSample: c.pathChangeTime.map { Int($0 * Double(fs)) }, clippedSamples: clipped)
+    }
+
+    /// The room's impulse response, the one after the path change (when there is one), and the
+    /// shoebox geometry they came from.
+    private static func roomResponses(_ c: ScenarioConfiguration) throws(EchoPathError)
+        -> (ir: [Float], changed: [Float]?, geometry: ScenarioGeometry?) {
+        let fs = c.sampleRate
+        var geometry: ScenarioGeometry?
+        let ir: [Float], changedIR: [Float]?
+        switch c.room {
+        case .shoebox(let rt60):
+            guard rt60 > 0.05, rt60 <= 2 else { throw EchoPathError("RT60 \(rt60) s must be in (0.05, 2]") }
+            let g = ScenarioGeometry.random(rt60: rt60, seed: c.seed)
+            geometry = g
+            ir = g.room.impulseResponse(source: g.loudspeaker, microphone: g.microphone, sampleRate: fs)
+            changedIR = c.pathChangeTime == nil ? nil
+                : g.room.impulseResponse(source: g.movedLoudspeaker!, microphone: g.microphone, sampleRate: fs)
+        case .decayingNoise(let rt60):
+            guard rt60 > 0.01, rt60 <= 2 else { throw EchoPathError("RT60 \(rt60) s must be in (0.01, 2]") }
+            ir = ImpulseResponse.decayingNoise(sampleRate: fs, rt60: rt60, delay: 0.001, seed: c.seed)
+            changedIR = c.pathChangeTime == nil ? nil
+                : ImpulseResponse.decayingNoise(sampleRate: fs, rt60: rt60, delay: 0.002, seed: c.seed &+ 1000)
+        case .impulseResponse(let response):
+            guard !response.isEmpty else { throw EchoPathError("empty impulse response") }
+            ir = response
+            // Without a second measured response, a change inverts everything after the first
+            // 2 ms (the reflections): the same decay, a different path.
+            changedIR = c.pathChangeTime == nil ? nil : response.enumerated().map { i, v in i > fs / 500 ? -v : v }
+        }
+        return (ir, changedIR, geometry)
+    }
+
+    /// The near end, only during double talk, starting at its first word, at its level against
+    /// the echo; and where it talks.
+    private static func nearEnd(_ nearSpeech: [Float]?, configuration c: ScenarioConfiguration, count: Int,
+                                echoPower: Double) -> ([Float], Range<Int>?) {
+        let fs = c.sampleRate
+        var near = [Float](repeating: 0, count: count)
+        var doubleTalk: Range<Int>?
+        if let dt = c.doubleTalk, let nearSpeech, !nearSpeech.isEmpty {
+            let start = max(0, min(count, Int(dt.lowerBound * Double(fs))))
+            let end = max(start, min(count, Int(dt.upperBound * Double(fs))))
+            if end > start {
+                let speech = loop(Array(nearSpeech[firstActive(nearSpeech, sampleRate: fs)...]), end - start)
+                let level = SignalLevels.activePower(speech, sampleRate: fs)
+                if level > 0 {
+                    let gain = Float((echoPower * Math.pow(10, c.signalToEchoDB / 10) / level).squareRoot())
+                    let fade = fs / 100
+                    for i in 0..<(end - start) {
+                        let edge = min(i, end - start - 1 - i)
+                        let ramp = edge < fade ? Float(edge) / Float(fade) : 1
+                        near[start + i] = speech[i] * gain * ramp
+                    }
+                    doubleTalk = start..<end
+                }
+            }
+        }
+        return (near, doubleTalk)
     }
 
     /// `x` repeated or cut to `count` samples.
