@@ -49,7 +49,7 @@ let package = Package(
                        providers: [.apt(["libspeexdsp-dev"])]),
 
         // Swift wrappers: no C type crosses their public API.
-        .target(name: "ALSA", dependencies: ["CALSA"]),
+        .target(name: "ALSA", dependencies: ["CALSA", "Platform"]),
         .target(name: "Opus", dependencies: ["COpus"]),
         .target(name: "SpeexDSP", dependencies: ["CSpeexDSP"]),
         .target(name: "WAV"),

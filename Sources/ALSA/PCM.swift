@@ -1,4 +1,5 @@
 import CALSA
+import Platform
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -199,7 +200,7 @@ public struct PCM: ~Copyable {
             deadline = end
             guard now < end else { throw ALSAError(code: -ETIMEDOUT, context: "\(operation) '\(name)': no progress for \(timeout) ms") }
             if readyButIdle { Self.pause() }
-            let r = snd_pcm_wait(handle, Int32(end - now))
+            let r = snd_pcm_wait(handle, Int32(min(end - now, Self.waitSliceMilliseconds)))
             if r < 0 { try recover(r, attempt: &recoveries) }
             readyButIdle = r > 0
         }
@@ -213,6 +214,11 @@ public struct PCM: ~Copyable {
         let fromLast = (lastCompleted ?? now) + UInt64(timeout)
         return max(fromLast, now + UInt64(timeout / 4))
     }
+
+    /// The longest single `snd_pcm_wait`. alsa-lib polls again with the *whole* timeout after a
+    /// wakeup the plugin filters out (its eventfd fired with too few frames) or after `EINTR`, so
+    /// one long wait can overrun the deadline by up to its own length; short slices bound that.
+    static let waitSliceMilliseconds: UInt64 = 50
 
     /// Recoveries in a row without a frame moved before the device counts as gone: a server that
     /// died leaves its plugin in an xrun that every recovery brings straight back.
@@ -242,11 +248,7 @@ public struct PCM: ~Copyable {
         nanosleep(&ts, nil)
     }
 
-    private static func monotonicMilliseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec) / 1_000_000
-    }
+    private static func monotonicMilliseconds() -> UInt64 { MonotonicClock.nanoseconds() / 1_000_000 }
 
     // MARK: Timing
 

@@ -216,13 +216,13 @@ public struct JitterBuffer: ~Copyable {
             }
             return
         }
-        guard !packets.contains(timestamp: timestamp) else {
+        guard let index = packets.insertionIndex(for: timestamp) else {
             stats.duplicates += 1
             return
         }
         measure(packet, timestamp: timestamp)
         let hasFEC = OpusPayload.hasFEC(payload, info: info)
-        guard packets.insert(timestamp: timestamp, sequence: packet.sequenceNumber, duration: info.duration,
+        guard packets.insert(at: index, timestamp: timestamp, sequence: packet.sequenceNumber, duration: info.duration,
                              frameDuration: info.frameDuration, hasFEC: hasFEC, payload: payload) else {
             stats.overflows += 1
             return

@@ -46,23 +46,23 @@ struct PacketStore: ~Copyable {
     /// The latest packet. - Precondition: not empty.
     var last: Entry { entries[count - 1] }
 
-    /// Whether a packet with this timestamp is already stored.
-    func contains(timestamp: Int64) -> Bool {
+    /// Where a packet with this timestamp goes in timestamp order, or nil when one is stored
+    /// already. Scans from the newest: packets mostly arrive in order.
+    func insertionIndex(for timestamp: Int64) -> Int? {
         var index = count
         while index > 0, entries[index - 1].timestamp >= timestamp {
-            if entries[index - 1].timestamp == timestamp { return true }
+            if entries[index - 1].timestamp == timestamp { return nil }
             index -= 1
         }
-        return false
+        return index
     }
 
-    /// Stores a packet in timestamp order, copying its payload; false when every slot is taken.
-    /// - Precondition: no stored packet has its timestamp; the payload fits a slot.
-    mutating func insert(timestamp: Int64, sequence: Int64, duration: Int, frameDuration: Int, hasFEC: Bool,
-                         payload: UnsafeRawBufferPointer) -> Bool {
+    /// Stores a packet at `index` (from ``insertionIndex(for:)``), copying its payload; false
+    /// when every slot is taken.
+    /// - Precondition: nothing was stored or removed since `index` was found; the payload fits a slot.
+    mutating func insert(at index: Int, timestamp: Int64, sequence: Int64, duration: Int, frameDuration: Int,
+                         hasFEC: Bool, payload: UnsafeRawBufferPointer) -> Bool {
         guard freeCount > 0 else { return false }
-        var index = count
-        while index > 0, entries[index - 1].timestamp > timestamp { index -= 1 }
         freeCount -= 1
         let slot = freeSlots[freeCount]
         if let base = payload.baseAddress {

@@ -38,8 +38,9 @@ final class ProcessingScratch {
     }
 
     deinit {
-        for p in [render, capture, processed, device, blockIn, blockReference, blockOut, notched] { p.deallocate() }
-        for p in [floats, referenceFloat, captureFloat] { p.deallocate() }
+        render.deallocate(); capture.deallocate(); processed.deallocate(); device.deallocate()
+        blockIn.deallocate(); blockReference.deallocate(); blockOut.deallocate(); notched.deallocate()
+        floats.deallocate(); referenceFloat.deallocate(); captureFloat.deallocate()
     }
 
     private static func zeroed<T: Numeric>(_ count: Int) -> UnsafeMutablePointer<T> {

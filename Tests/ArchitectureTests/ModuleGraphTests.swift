@@ -7,17 +7,19 @@ import Testing
 struct ModuleGraphTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// Library targets and their dependencies (`logging` is swift-log's `Logging`).
+    /// Library targets and their dependencies (`logging` is swift-log's `Logging`, a product is
+    /// named by its product name), however the declaration is laid out across lines.
     static func declared() throws -> [String: Set<String>] {
         let text = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
-        let target = try Regex(#"\.target\(name: "(\w+)"(?:, dependencies: \[([^\]]*)\])?"#)
+        let target = try Regex(#"\.target\(\s*name: "(\w+)"(?:,\s*dependencies: \[([^\]]*)\])?"#)
+        let dependency = try Regex(#"\.product\(name: "(\w+)"[^)]*\)|"(\w+)"|\b(logging)\b"#)
         var graph: [String: Set<String>] = [:]
         for match in text.matches(of: target) {
             let name = String(match.output[1].substring!)
             let list = match.output.count > 2 ? match.output[2].substring.map(String.init) ?? "" : ""
-            graph[name] = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                .filter { !$0.isEmpty }
-                .map { $0 == "logging" ? "Logging" : $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) })
+            graph[name] = Set(list.matches(of: dependency).compactMap { item in
+                (1...3).lazy.compactMap { item.output[$0].substring }.first.map { $0 == "logging" ? "Logging" : String($0) }
+            })
         }
         return graph
     }

@@ -1,9 +1,9 @@
 # Shared by Tools/interop/run and Tools/interop/loss-bench (sourced; not run on its own).
 # Each function takes the caller's name for its messages.
 
-# build_voicecall NAME [CONFIGURATION]: builds voicecall and callbench (debug by default;
+# build_tools NAME [CONFIGURATION]: builds voicecall and callbench (debug by default;
 # SCRATCH=path for swift build --scratch-path) and sets $voicecall and $callbench to their paths.
-build_voicecall() {
+build_tools() {
   local name="$1" configuration="${2:-debug}" product
   local build=(swift build -c "$configuration")
   [ -n "${SCRATCH:-}" ] && build+=(--scratch-path "$SCRATCH")
