@@ -3,10 +3,10 @@
 ///
 /// Thread safety: not thread-safe; used by the I/O thread only. Nothing allocates.
 final class ActivityTracker {
-    private let frameDuration: Double
-    /// Frames since the far end or the near end last talked.
-    private var framesSinceFar = Int.max / 2
-    private var framesSinceNear = Int.max / 2
+    private let blockSeconds: Double
+    /// Blocks since the far end or the near end last talked.
+    private var blocksSinceFar = Int.max / 2
+    private var blocksSinceNear = Int.max / 2
     private var speechRun = 0
     private var silenceRun = 0
     private(set) var isNearEndActive = false
@@ -14,8 +14,8 @@ final class ActivityTracker {
     private(set) var mutedSpeechEvents = 0
     private let sampleRate: Double
 
-    init(frameDuration: Double, sampleRate: Int) {
-        self.frameDuration = frameDuration
+    init(blockSeconds: Double, sampleRate: Int) {
+        self.blockSeconds = blockSeconds
         self.sampleRate = Double(sampleRate)
     }
 
@@ -25,16 +25,16 @@ final class ActivityTracker {
         for i in 0..<n { e += x[i] * x[i] }
         // -50 dBFS mean power over the period.
         if n > 0 && e / Float(n) > 1e-5 {
-            framesSinceFar = 0
+            blocksSinceFar = 0
         } else {
-            framesSinceFar += max(1, Int(Double(n) / sampleRate / frameDuration))
+            blocksSinceFar += max(1, Int(Double(n) / sampleRate / blockSeconds))
         }
     }
 
-    /// Takes one frame's voice-activity decision.
+    /// Takes one block's voice-activity decision.
     func nearEnd(speech: Bool, muted: Bool) {
         isNearEndActive = speech
-        framesSinceNear = speech ? 0 : framesSinceNear + 1
+        blocksSinceNear = speech ? 0 : blocksSinceNear + 1
         guard muted else {
             speechRun = 0
             silenceRun = 0
@@ -44,20 +44,20 @@ final class ActivityTracker {
         if speech {
             speechRun += 1
             silenceRun = 0
-            if !isSpeakingWhileMuted && Double(speechRun) * frameDuration >= 0.15 {
+            if !isSpeakingWhileMuted && Double(speechRun) * blockSeconds >= 0.15 {
                 isSpeakingWhileMuted = true
                 mutedSpeechEvents += 1
             }
         } else {
             silenceRun += 1
             speechRun = 0
-            if isSpeakingWhileMuted && Double(silenceRun) * frameDuration >= 0.5 { isSpeakingWhileMuted = false }
+            if isSpeakingWhileMuted && Double(silenceRun) * blockSeconds >= 0.5 { isSpeakingWhileMuted = false }
         }
     }
 
     /// Whether either side talked within the last half second (for advanced ducking).
     var isConversationActive: Bool {
-        let hold = Int(0.5 / frameDuration)
-        return framesSinceFar <= hold || framesSinceNear <= hold
+        let hold = Int(0.5 / blockSeconds)
+        return blocksSinceFar <= hold || blocksSinceNear <= hold
     }
 }

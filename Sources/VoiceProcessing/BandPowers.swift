@@ -1,6 +1,6 @@
 import DSP
 
-/// Power in critical-band-like bands of one frame: a Hann-windowed real FFT, bins summed into
+/// Power in critical-band-like bands of one block: a Hann-windowed real FFT, bins summed into
 /// bands of about a Bark from 100 Hz to 8 kHz (or the Nyquist frequency, if lower).
 ///
 /// Thread safety: not thread-safe (scratch buffers); one instance per thread. Nothing allocates
@@ -9,7 +9,7 @@ final class BandPowers {
     /// Band edges in Hz: about one Bark each, the resolution at which two talkers' spectra differ.
     private static let edgesHz: [Double] = [100, 200, 300, 400, 510, 630, 770, 920, 1080, 1270, 1480, 1720,
                                             2000, 2320, 2700, 3150, 3700, 4400, 5300, 6400, 8000]
-    let frameSize: Int
+    let blockSize: Int
     /// Number of bands.
     let count: Int
     private let fft: RealFFT
@@ -20,10 +20,10 @@ final class BandPowers {
     /// First bin of each band, and one past the last band's last bin.
     private let firstBin: UnsafeMutablePointer<Int>
 
-    init(frameSize: Int, sampleRate: Int) {
-        self.frameSize = frameSize
+    init(blockSize: Int, sampleRate: Int) {
+        self.blockSize = blockSize
         var size = 4
-        while size < frameSize { size <<= 1 }
+        while size < blockSize { size <<= 1 }
         fft = RealFFT(size: size)
         let binHz = Double(sampleRate) / Double(size)
         let nyquistBin = size / 2
@@ -34,9 +34,9 @@ final class BandPowers {
         count = bins.count - 1
         firstBin = .allocate(capacity: bins.count)
         for (i, b) in bins.enumerated() { firstBin[i] = b }
-        window = .allocate(capacity: frameSize)
-        for i in 0..<frameSize {
-            window[i] = Float(0.5 - 0.5 * Math.cos(2 * Double.pi * (Double(i) + 0.5) / Double(frameSize)))
+        window = .allocate(capacity: blockSize)
+        for i in 0..<blockSize {
+            window[i] = Float(0.5 - 0.5 * Math.cos(2 * Double.pi * (Double(i) + 0.5) / Double(blockSize)))
         }
         input = .allocate(capacity: size)
         input.initialize(repeating: 0, count: size)
@@ -48,15 +48,15 @@ final class BandPowers {
         window.deallocate(); input.deallocate(); re.deallocate(); im.deallocate(); firstBin.deallocate()
     }
 
-    /// Band powers of `frame` (16-bit samples), in 16-bit units squared, into `bands`.
-    func analyze(_ frame: UnsafePointer<Int16>, into bands: UnsafeMutablePointer<Double>) {
-        for i in 0..<frameSize { input[i] = Float(frame[i]) * window[i] }
+    /// Band powers of `block` (16-bit samples), in 16-bit units squared, into `bands`.
+    func analyze(_ block: UnsafePointer<Int16>, into bands: UnsafeMutablePointer<Double>) {
+        for i in 0..<blockSize { input[i] = Float(block[i]) * window[i] }
         transform(into: bands)
     }
 
-    /// Band powers of `frame` (full scale 1), in 16-bit units squared, into `bands`.
-    func analyze(_ frame: UnsafePointer<Float>, into bands: UnsafeMutablePointer<Double>) {
-        for i in 0..<frameSize { input[i] = frame[i] * 32768 * window[i] }
+    /// Band powers of `block` (full scale 1), in 16-bit units squared, into `bands`.
+    func analyze(_ block: UnsafePointer<Float>, into bands: UnsafeMutablePointer<Double>) {
+        for i in 0..<blockSize { input[i] = block[i] * 32768 * window[i] }
         transform(into: bands)
     }
 

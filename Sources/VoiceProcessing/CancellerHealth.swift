@@ -17,36 +17,36 @@ import DSP
 final class CancellerHealth {
     enum Verdict { case normal, diverged }
 
-    let frameSize: Int
-    /// Far-end frame energy (16-bit units, summed over a frame) above which the far end is
+    let blockSize: Int
+    /// Far-end block energy (16-bit units, summed over a block) above which the far end is
     /// active: -50 dBFS mean power.
     private let farThreshold: Double
-    /// Whether the far end played in the last frame (above ``farThreshold``).
+    /// Whether the far end played in the last block (above ``farThreshold``).
     private(set) var isFarActive = false
     private var captureAverage = 0.0
     private var outputAverage = 0.0
     private var hasAverage = false
-    private var divergentFrames = 0
+    private var divergentBlocks = 0
     /// Since the last reset: the ERLE average has reached ``convergedERLE``.
     private var hasConverged = false
-    private var sinceReset = (capture: 0.0, output: 0.0, reference: 0.0, frames: 0)
+    private var sinceReset = (capture: 0.0, output: 0.0, reference: 0.0, blocks: 0)
     /// Capture over reference energy when it converged: the echo's return, with what near-end
     /// speech there was.
     private var echoReturn = 0.0
-    /// Input, output and reference energies over the last ``collapseFrames`` far-end frames.
+    /// Input, output and reference energies over the last ``collapseBlocks`` far-end blocks.
     private var recent = (capture: 0.0, output: 0.0, reference: 0.0)
-    private var recentFrames = 0
+    private var recentBlocks = 0
     private var collapsedBlocks = 0
     /// Blocks of 0.2 s in a row that must remove nothing: 0.4 s. One block fired once in
     /// double talk in `aecbench suite` (base, seed 1: the canceller mis-adapts for a moment).
     static let collapseBlocks = 2
-    private let collapseFrames: Int
+    private let collapseBlocks: Int
     static let convergedERLE = 15.0
 
-    init(frameSize: Int, sampleRate: Int) {
-        self.frameSize = frameSize
-        farThreshold = Double(frameSize) * 32768 * 32768 * 1e-5
-        collapseFrames = max(1, sampleRate / 5 / frameSize)  // 0.2 s
+    init(blockSize: Int, sampleRate: Int) {
+        self.blockSize = blockSize
+        farThreshold = Double(blockSize) * 32768 * 32768 * 1e-5
+        collapseBlocks = max(1, sampleRate / 5 / blockSize)  // 0.2 s
     }
 
     /// The linear stage's echo return loss enhancement, dB (nil before far-end activity).
@@ -56,10 +56,10 @@ final class CancellerHealth {
     }
 
     func update(capture: UnsafePointer<Int16>, reference: UnsafePointer<Int16>, output: UnsafePointer<Int16>) -> Verdict {
-        let (sd, sx, se) = frameEnergies(capture, reference, output, count: frameSize)
+        let (sd, sx, se) = blockEnergies(capture, reference, output, count: blockSize)
         isFarActive = sx > farThreshold
         guard isFarActive else {
-            divergentFrames = 0
+            divergentBlocks = 0
             return .normal
         }
         // About a second of far-end activity.
@@ -67,14 +67,14 @@ final class CancellerHealth {
         captureAverage += a * (sd - captureAverage)
         outputAverage += a * (se - outputAverage)
         hasAverage = true
-        if se > 2 * sd + Double(frameSize) * 100 {
-            divergentFrames += 1
-            if divergentFrames >= 10 {
-                divergentFrames = 0
+        if se > 2 * sd + Double(blockSize) * 100 {
+            divergentBlocks += 1
+            if divergentBlocks >= 10 {
+                divergentBlocks = 0
                 return .diverged
             }
         } else {
-            divergentFrames = 0
+            divergentBlocks = 0
         }
         return collapsed(sd, se, sx) ? .diverged : .normal
     }
@@ -82,12 +82,12 @@ final class CancellerHealth {
     /// Whether a canceller that had converged since its last reset now removes nothing.
     private func collapsed(_ sd: Double, _ se: Double, _ sx: Double) -> Bool {
         if !hasConverged {
-            let a = sinceReset.frames == 0 ? 1 : 0.02
+            let a = sinceReset.blocks == 0 ? 1 : 0.02
             sinceReset.capture += a * (sd - sinceReset.capture)
             sinceReset.output += a * (se - sinceReset.output)
             sinceReset.reference += a * (sx - sinceReset.reference)
-            sinceReset.frames += 1
-            hasConverged = sinceReset.frames >= 5 * collapseFrames
+            sinceReset.blocks += 1
+            hasConverged = sinceReset.blocks >= 5 * collapseBlocks
                 && sinceReset.capture > Self.convergedPower * sinceReset.output
             if hasConverged { echoReturn = sinceReset.capture / sinceReset.reference }
             return false
@@ -95,14 +95,14 @@ final class CancellerHealth {
         recent.capture += sd
         recent.output += se
         recent.reference += sx
-        recentFrames += 1
-        guard recentFrames >= collapseFrames else { return false }
+        recentBlocks += 1
+        guard recentBlocks >= collapseBlocks else { return false }
         // A block whose capture is over 6 dB above the learned echo return holds near-end
         // speech (or a much louder echo): it says nothing about the filter, so it does not count.
         let echoOnly = recent.capture <= 4 * echoReturn * recent.reference
         collapsedBlocks = echoOnly && recent.output >= recent.capture ? collapsedBlocks + 1 : 0
         recent = (0, 0, 0)
-        recentFrames = 0
+        recentBlocks = 0
         return collapsedBlocks >= Self.collapseBlocks
     }
 
@@ -110,11 +110,11 @@ final class CancellerHealth {
 
     /// The canceller starts over: it must converge again before a collapse counts.
     func reset() {
-        divergentFrames = 0
+        divergentBlocks = 0
         hasConverged = false
         sinceReset = (0, 0, 0, 0)
         recent = (0, 0, 0)
-        recentFrames = 0
+        recentBlocks = 0
         collapsedBlocks = 0
     }
 }

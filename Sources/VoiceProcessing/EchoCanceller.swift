@@ -1,7 +1,7 @@
 public import SpeexDSP
 
-/// A linear echo canceller: removes from each microphone frame the echo of an aligned
-/// loudspeaker (reference) frame.
+/// A linear echo canceller: removes from each microphone block the echo of an aligned
+/// loudspeaker (reference) block.
 ///
 /// The voice-processing unit aligns the reference (device delay, estimated residual delay,
 /// clock drift) before calling ``cancel(capture:reference:output:)``, so a backend only has to
@@ -13,11 +13,11 @@ public import SpeexDSP
 /// two threads. ``cancel(capture:reference:output:)`` and ``reset()`` must not allocate,
 /// lock or log.
 public protocol EchoCanceller: AnyObject {
-    /// Samples per frame.
-    var frameSize: Int { get }
+    /// Samples per block.
+    var blockSize: Int { get }
     /// Sampling rate in Hz.
     var sampleRate: Int { get }
-    /// Writes `capture` minus the echo of `reference` to `output` (each ``frameSize`` samples;
+    /// Writes `capture` minus the echo of `reference` to `output` (each ``blockSize`` samples;
     /// `output` does not alias the inputs).
     func cancel(capture: UnsafeBufferPointer<Int16>, reference: UnsafeBufferPointer<Int16>,
                 output: UnsafeMutableBufferPointer<Int16>)
@@ -31,15 +31,15 @@ public protocol EchoCanceller: AnyObject {
 public final class SpeexMDFEchoCanceller: EchoCanceller {
     /// The wrapped canceller (the unit attaches it to its preprocessor for residual echo suppression).
     public let canceller: SpeexEchoCanceller
-    public var frameSize: Int { canceller.frameSize }
+    public var blockSize: Int { canceller.frameSize }
     public var sampleRate: Int { canceller.sampleRate }
 
     /// - Parameters:
-    ///   - frameSize: samples per frame.
+    ///   - blockSize: samples per block.
     ///   - tailLength: the longest echo the filter can model, in samples.
     ///   - sampleRate: in Hz.
-    public init(frameSize: Int, tailLength: Int, sampleRate: Int) throws(SpeexError) {
-        canceller = try SpeexEchoCanceller(frameSize: frameSize, filterLength: tailLength, sampleRate: sampleRate)
+    public init(blockSize: Int, tailLength: Int, sampleRate: Int) throws(SpeexError) {
+        canceller = try SpeexEchoCanceller(frameSize: blockSize, filterLength: tailLength, sampleRate: sampleRate)
     }
 
     public func cancel(capture: UnsafeBufferPointer<Int16>, reference: UnsafeBufferPointer<Int16>,
@@ -54,11 +54,11 @@ public final class SpeexMDFEchoCanceller: EchoCanceller {
 ///
 /// Thread safety: see ``EchoCanceller``.
 public final class PassthroughEchoCanceller: EchoCanceller {
-    public let frameSize: Int
+    public let blockSize: Int
     public let sampleRate: Int
 
-    public init(frameSize: Int, sampleRate: Int) {
-        self.frameSize = frameSize
+    public init(blockSize: Int, sampleRate: Int) {
+        self.blockSize = blockSize
         self.sampleRate = sampleRate
     }
 

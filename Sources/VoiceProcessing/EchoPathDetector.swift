@@ -58,23 +58,23 @@ final class EchoPathDetector {
     static let presentERLE = 10.0
 
     private(set) var state = EchoPathState.unknown
-    private let absentFarFrames: Int
-    private let absentFarFramesAfterEcho: Int
+    private let absentFarBlocks: Int
+    private let absentFarBlocksAfterEcho: Int
     private let absentHopsAfterEcho: Int
     private var hasSeenEcho = false
     private var lowHops = 0
-    private var farFrames = 0
+    private var farBlocks = 0
 
-    init(frameSize: Int, sampleRate: Int) {
-        absentFarFrames = Int(Self.absentFarSeconds * Double(sampleRate) / Double(frameSize))
-        absentFarFramesAfterEcho = Int(Self.absentSecondsAfterEcho * Double(sampleRate) / Double(frameSize))
+    init(blockSize: Int, sampleRate: Int) {
+        absentFarBlocks = Int(Self.absentFarSeconds * Double(sampleRate) / Double(blockSize))
+        absentFarBlocksAfterEcho = Int(Self.absentSecondsAfterEcho * Double(sampleRate) / Double(blockSize))
         // A hop is 128 ms; the far end's pauses make the hops outnumber its active time.
         absentHopsAfterEcho = Int(Self.absentSecondsAfterEcho / 0.128)
     }
 
-    /// Counts a frame; `farActive` when the far end plays in it.
-    func frame(farActive: Bool) {
-        if farActive { farFrames += 1 }
+    /// Counts a block; `farActive` when the far end plays in it.
+    func endBlock(farActive: Bool) {
+        if farActive { farBlocks += 1 }
     }
 
     /// Takes one delay-estimator measurement and the canceller's current linear ERLE (dB, nil
@@ -84,19 +84,19 @@ final class EchoPathDetector {
             state = .present
             hasSeenEcho = true
             lowHops = 0
-            farFrames = 0
+            farBlocks = 0
             return
         }
         guard confidence < DelayEstimator.confident else {
             // Something may be there: start counting again.
             lowHops = 0
-            farFrames = 0
+            farBlocks = 0
             return
         }
         lowHops += 1
         let hops = hasSeenEcho ? absentHopsAfterEcho : Self.absentHops
-        let frames = hasSeenEcho ? absentFarFramesAfterEcho : absentFarFrames
-        if lowHops >= hops && farFrames >= frames && (cancellerERLE ?? 0) < Self.absentERLE {
+        let blocks = hasSeenEcho ? absentFarBlocksAfterEcho : absentFarBlocks
+        if lowHops >= hops && farBlocks >= blocks && (cancellerERLE ?? 0) < Self.absentERLE {
             state = .absent
         }
     }
@@ -106,6 +106,6 @@ final class EchoPathDetector {
         state = .unknown
         hasSeenEcho = false
         lowHops = 0
-        farFrames = 0
+        farBlocks = 0
     }
 }

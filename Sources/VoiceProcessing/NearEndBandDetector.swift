@@ -8,7 +8,7 @@ import DSP
 /// far end is quiet. For that the detector needs the echo each band should hold, with no
 /// converged canceller to ask. It models it in the power domain: the far end's band power
 /// (read a little ahead of the reference, as the gate does) summed with a room-like decay of
-/// 60 dB in 0.6 s, times a gain per band learned in frames without near-end speech. It also
+/// 60 dB in 0.6 s, times a gain per band learned in blocks without near-end speech. It also
 /// learns how far the capture strays from that model (the spread of the log ratio), since the
 /// model is crude: a reverberant room, a distorting loudspeaker or a reference not yet aligned
 /// make it stray more, and the test then asks for more; a band that strays more than 7 dB rms
@@ -18,7 +18,7 @@ import DSP
 /// Near-end speech starts when at least ``startBands`` bands are ``startSpread`` standard
 /// deviations (and at least 9 dB) above the modelled echo plus noise, continues while
 /// ``continueBands`` bands are 1.5 deviations (and 6 dB) above it, and is held 150 ms after.
-/// A band takes part only after ``minimumLearnedFrames`` frames of learning, so at the very
+/// A band takes part only after ``minimumLearnedBlocks`` blocks of learning, so at the very
 /// start (or after a reset) only the gate's broadband test speaks. The model is not trusted
 /// further than that: the gate still holds the echo back whenever the detector is quiet.
 ///
@@ -28,7 +28,7 @@ final class NearEndBandDetector {
     static let continueBands = 3
     static let startSpread = 3.0
     static let continueSpread = 1.5
-    static let minimumLearnedFrames = 25
+    static let minimumLearnedBlocks = 25
     /// A band whose echo strays more than this from the model (7 dB rms, in nepers of power)
     /// says nothing: the reference is not aligned yet, or the model learned from near-end speech.
     static let maximumSpread = 1.6
@@ -38,29 +38,29 @@ final class NearEndBandDetector {
     private let startFloor = Math.pow(10, 0.9), continueFloor = Math.pow(10, 0.6)
     /// The noise counts 6 dB above its floor.
     private let noiseMargin = Math.pow(10, 0.6)
-    /// The room model: 60 dB of decay in 0.6 s, per frame.
+    /// The room model: 60 dB of decay in 0.6 s, per block.
     private let roomDecay: Double
     /// The far end's held envelope per band: 60 dB in 0.5 s, as the gate's broadband envelope.
     private let envelopeDecay: Double
-    /// The noise floor rises 0.02 dB a frame and follows any lower frame at once.
+    /// The noise floor rises 0.02 dB a block and follows any lower block at once.
     private let noiseRise = Math.pow(10, 0.002)
-    /// Learning rate of the log gain and its spread after the first 20 frames (a running mean).
+    /// Learning rate of the log gain and its spread after the first 20 blocks (a running mean).
     private let learningRate = 0.02
-    private let holdFrames: Int
+    private let holdBlocks: Int
 
-    // Per band: this frame's powers, and the model's state.
+    // Per band: this block's powers, and the model's state.
     private let capture, reference, lead, envelope, noise, roomPower, logGain, logSpread: UnsafeMutablePointer<Double>
     private let learned: UnsafeMutablePointer<Int>
     private var holdLeft = 0
     private var noiseStarted = false
 
-    init(frameSize: Int, sampleRate: Int) {
-        analyzer = BandPowers(frameSize: frameSize, sampleRate: sampleRate)
+    init(blockSize: Int, sampleRate: Int) {
+        analyzer = BandPowers(blockSize: blockSize, sampleRate: sampleRate)
         bands = analyzer.count
-        let framesPerSecond = Double(sampleRate) / Double(frameSize)
-        roomDecay = Math.pow(10, -6 / (0.6 * framesPerSecond))
-        envelopeDecay = Math.pow(10, -6 / (0.5 * framesPerSecond))
-        holdFrames = Int((0.15 * framesPerSecond).rounded())
+        let blocksPerSecond = Double(sampleRate) / Double(blockSize)
+        roomDecay = Math.pow(10, -6 / (0.6 * blocksPerSecond))
+        envelopeDecay = Math.pow(10, -6 / (0.5 * blocksPerSecond))
+        holdBlocks = Int((0.15 * blocksPerSecond).rounded())
         capture = Self.zeroed(bands); reference = Self.zeroed(bands); lead = Self.zeroed(bands)
         envelope = Self.zeroed(bands); noise = Self.zeroed(bands); roomPower = Self.zeroed(bands)
         logGain = Self.zeroed(bands); logSpread = Self.zeroed(bands)
@@ -79,12 +79,12 @@ final class NearEndBandDetector {
         return p
     }
 
-    /// Analyses one frame and says whether the near end talks in it (or did within 150 ms).
+    /// Analyses one block and says whether the near end talks in it (or did within 150 ms).
     /// `reference` is the aligned far end, `leadingReference` the far end a little ahead of it
     /// (full scale 1; nil: the aligned reference), `capture` the microphone.
-    func detect(capture frame: UnsafePointer<Int16>, reference aligned: UnsafePointer<Int16>,
+    func detect(capture block: UnsafePointer<Int16>, reference aligned: UnsafePointer<Int16>,
                 leadingReference: UnsafePointer<Float>?) -> Bool {
-        analyzer.analyze(frame, into: capture)
+        analyzer.analyze(block, into: capture)
         analyzer.analyze(aligned, into: reference)
         if let leadingReference { analyzer.analyze(leadingReference, into: lead) } else { lead.update(from: reference, count: bands) }
         if !noiseStarted {
@@ -97,7 +97,7 @@ final class NearEndBandDetector {
             noise[k] = capture[k] < noise[k] ? capture[k] : noise[k] * noiseRise
             roomPower[k] = lead[k] + roomDecay * roomPower[k]
             let spread = logSpread[k].squareRoot()
-            guard learned[k] >= Self.minimumLearnedFrames, spread <= Self.maximumSpread else { continue }
+            guard learned[k] >= Self.minimumLearnedBlocks, spread <= Self.maximumSpread else { continue }
             let echo = Math.exp(logGain[k]) * roomPower[k]
             let startFactor = max(startFloor, Math.exp(Self.startSpread * spread))
             let continueFactor = max(continueFloor, Math.exp(Self.continueSpread * spread))
@@ -105,18 +105,18 @@ final class NearEndBandDetector {
             if capture[k] > continueFactor * echo + continueFloor * noiseMargin * noise[k] { above += 1 }
         }
         let talks = holdLeft > 0 ? above >= Self.continueBands : strong >= Self.startBands
-        if talks { holdLeft = holdFrames } else if holdLeft > 0 { holdLeft -= 1 }
+        if talks { holdLeft = holdBlocks } else if holdLeft > 0 { holdLeft -= 1 }
         return holdLeft > 0
     }
 
-    /// Learns the echo model from the frame last given to ``detect(capture:reference:leadingReference:)``;
-    /// call it only for frames without near-end speech. Bands where the far end is quiet, or the
+    /// Learns the echo model from the block last given to ``detect(capture:reference:leadingReference:)``;
+    /// call it only for blocks without near-end speech. Bands where the far end is quiet, or the
     /// capture is near the noise floor, teach nothing.
     func learn() {
         for k in 0..<bands where roomPower[k] > 0 && reference[k] > 0.1 * envelope[k] && capture[k] > 4 * noise[k] {
             let logRatio = Math.log(capture[k] / roomPower[k])
             learned[k] += 1
-            // A running mean and variance over the first 20 frames (Welford's), then exponential.
+            // A running mean and variance over the first 20 blocks (Welford's), then exponential.
             let n = Double(learned[k])
             let deviation = logRatio - logGain[k]
             logGain[k] += (learned[k] <= 20 ? 1 / n : learningRate) * deviation

@@ -1,7 +1,7 @@
 import DSP
 
 /// A first-in first-out queue of samples with a fixed capacity, for carrying audio between
-/// the device's period and the processing frame (and across sampling rates).
+/// the device's period and the processing block (and across sampling rates).
 ///
 /// Thread safety: not thread-safe; used by the I/O thread only. Nothing allocates after `init`.
 final class SampleFIFO<Sample: BitwiseCopyable & AdditiveArithmetic> {

@@ -1,4 +1,4 @@
-/// Speech or not, per frame, from the SpeexDSP preprocessor's speech probability, with
+/// Speech or not, per block, from the SpeexDSP preprocessor's speech probability, with
 /// SpeexDSP's own hysteresis: speech starts above `start` percent and continues above
 /// `continuing`. SpeexDSP makes the same decision when its VAD is switched on, but switching
 /// it on prints a warning to the process's stderr; reading the probability does not.
@@ -15,7 +15,7 @@ struct SpeechDetector {
         self.continuing = continuing
     }
 
-    /// Takes the frame's speech probability (0 ... 100); returns whether the frame is speech.
+    /// Takes the block's speech probability (0 ... 100); returns whether the block is speech.
     mutating func update(probability: Int) -> Bool {
         isSpeech = probability > start || (isSpeech && probability > continuing)
         return isSpeech

@@ -18,16 +18,16 @@ import DSP
 /// (``NearEndBandDetector``): near-end speech in the bands the far end leaves free.
 ///
 /// The gate watches the canceller's own echo return loss enhancement over those far-end-only
-/// frames and steps aside for good once it reaches ``releaseERLE`` (about where SpeexDSP's
+/// blocks and steps aside for good once it reaches ``releaseERLE`` (about where SpeexDSP's
 /// residual suppression brings the whole chain past 20 dB), or after ``maximumActiveSeconds`` of
 /// far-end speech at the latest (a room whose noise hides the canceller's progress). From then
 /// on it leaves the output untouched, so double talk later in the call is never gated.
 ///
-/// It adds no delay: gains are whole frames, interpolated across each frame from the last one.
+/// It adds no delay: gains are whole blocks, interpolated across each block from the last one.
 ///
 /// Thread safety: not thread-safe; used by the I/O thread only. Nothing allocates.
 final class StartupEchoGate {
-    let frameSize: Int
+    let blockSize: Int
     /// Linear ERLE at which the canceller is trusted, dB.
     static let releaseERLE = 15.0
     /// Far-end speech after which the gate steps aside however the canceller does, seconds.
@@ -36,91 +36,91 @@ final class StartupEchoGate {
     private let floorGain: Float = 0.0316
     /// The near end talks when the capture is this much above the echo it could be (4 dB).
     private let nearEndMargin = 2.5
-    /// Far-end envelope decay per frame: 60 dB over 0.5 s, a reverberant room's tail.
+    /// Far-end envelope decay per block: 60 dB over 0.5 s, a reverberant room's tail.
     private let envelopeDecay: Double
     /// Far-end power (mean square, full scale 1) below which the far end is silent (-60 dBFS).
     private let farFloor = 1e-6
-    /// Steps of the echo return's peak tracking: +0.05 dB and -0.01 dB a frame.
+    /// Steps of the echo return's peak tracking: +0.05 dB and -0.01 dB a block.
     private let riseStep = Math.pow(10, 0.005), fallStep = Math.pow(10, -0.001)
-    private let maximumActiveFrames: Int
-    /// Frames of far-end-only speech the canceller's ERLE is averaged over before it counts.
-    private let minimumMeasuredFrames: Int
+    private let maximumActiveBlocks: Int
+    /// Blocks of far-end-only speech the canceller's ERLE is averaged over before it counts.
+    private let minimumMeasuredBlocks: Int
 
     private(set) var isActive = true
     private var farEnvelope = 0.0
     /// Capture power over the far envelope at its loudest, learned in far-end single talk (0 dB at first).
     private var echoReturn = 1.0
-    /// Capture and output power averaged over far-end-only frames: the canceller's ERLE.
+    /// Capture and output power averaged over far-end-only blocks: the canceller's ERLE.
     private var captureAverage = 0.0
     private var outputAverage = 0.0
-    private var measuredFrames = 0
-    private var farFrames = 0
+    private var measuredBlocks = 0
+    private var farBlocks = 0
     private var gain: Float = 1
     /// The second near-end test, band by band.
     private let bands: NearEndBandDetector
 
-    init(frameSize: Int, sampleRate: Int) {
-        self.frameSize = frameSize
-        bands = NearEndBandDetector(frameSize: frameSize, sampleRate: sampleRate)
-        let framesPerSecond = Double(sampleRate) / Double(frameSize)
-        envelopeDecay = Math.pow(10, -6 / (0.5 * framesPerSecond))
-        maximumActiveFrames = Int(Self.maximumActiveSeconds * framesPerSecond)
-        minimumMeasuredFrames = Int(0.3 * framesPerSecond)
+    init(blockSize: Int, sampleRate: Int) {
+        self.blockSize = blockSize
+        bands = NearEndBandDetector(blockSize: blockSize, sampleRate: sampleRate)
+        let blocksPerSecond = Double(sampleRate) / Double(blockSize)
+        envelopeDecay = Math.pow(10, -6 / (0.5 * blocksPerSecond))
+        maximumActiveBlocks = Int(Self.maximumActiveSeconds * blocksPerSecond)
+        minimumMeasuredBlocks = Int(0.3 * blocksPerSecond)
     }
 
-    /// The canceller's ERLE over far-end-only frames so far, dB (nil before any).
+    /// The canceller's ERLE over far-end-only blocks so far, dB (nil before any).
     var cancellerERLE: Double? {
         // The floor: a canceller that leaves nothing at all has converged too.
-        measuredFrames > 0 ? 10 * Math.log10(max(captureAverage, 1e-12) / max(outputAverage, 1e-12)) : nil
+        measuredBlocks > 0 ? 10 * Math.log10(max(captureAverage, 1e-12) / max(outputAverage, 1e-12)) : nil
     }
 
-    /// Learns from the frame and, while active, scales `output` (the canceller's output) in place.
-    /// `reference` is the aligned far end and `capture` the microphone frame; `leadingReference`
+    /// Learns from the block and, while active, scales `output` (the canceller's output) in place.
+    /// `reference` is the aligned far end and `capture` the microphone block; `leadingReference`
     /// (full scale 1) is the far end a little ahead of the reference, so that an echo that comes
     /// early (a delay not yet estimated) is still expected.
     func process(reference: UnsafePointer<Int16>, capture: UnsafePointer<Int16>, output: UnsafeMutablePointer<Int16>,
                  leadingReference: UnsafePointer<Float>? = nil) {
         guard isActive else { return }
-        let energies = frameEnergies(capture, reference, output, count: frameSize)
-        let scale = 1 / (Double(frameSize) * 32768 * 32768)
+        let energies = blockEnergies(capture, reference, output, count: blockSize)
+        let scale = 1 / (Double(blockSize) * 32768 * 32768)
         let px = energies.reference * scale, pd = energies.capture * scale, pe = energies.output * scale
         var leadingFarPower = 0.0
         if let leadingReference {
-            for i in 0..<frameSize { leadingFarPower += Double(leadingReference[i] * leadingReference[i]) }
-            leadingFarPower /= Double(frameSize)
+            for i in 0..<blockSize { leadingFarPower += Double(leadingReference[i] * leadingReference[i]) }
+            leadingFarPower /= Double(blockSize)
         }
         farEnvelope = max(px, leadingFarPower, farEnvelope * envelopeDecay)
         let nearEndInBands = bands.detect(capture: capture, reference: reference, leadingReference: leadingReference)
 
         var target: Float = 1
         if farEnvelope > farFloor {
-            farFrames += 1
+            farBlocks += 1
             let nearEndTalks = pd > nearEndMargin * echoReturn * farEnvelope || nearEndInBands
             if !nearEndTalks { bands.learn() }
             // Learn only while the far end itself plays (within 10 dB of its held envelope): in the
             // envelope's hold after it stops, the capture's ratio to the envelope says nothing.
             if !nearEndTalks && pd > 0 && px > 0.1 * farEnvelope {
                 // The echo return is the loudest the echo gets: a peak that rises at most 0.05 dB a
-                // frame (so the near end cannot pull it up quickly) and sinks 0.01 dB a frame.
+                // block (so the near end cannot pull it up quickly) and sinks 0.01 dB a block.
                 let ratio = pd / farEnvelope
                 echoReturn = ratio > echoReturn ? min(ratio, echoReturn * riseStep) : max(ratio, echoReturn * fallStep)
-                let a = measuredFrames == 0 ? 1 : 0.05
+                let a = measuredBlocks == 0 ? 1 : 0.05
                 captureAverage += a * (pd - captureAverage)
                 outputAverage += a * (pe - outputAverage)
-                measuredFrames += 1
+                measuredBlocks += 1
             }
             if !nearEndTalks { target = floorGain }
-            let converged = measuredFrames >= minimumMeasuredFrames && (cancellerERLE ?? 0) >= Self.releaseERLE
-            if converged || farFrames >= maximumActiveFrames {
+            let converged = measuredBlocks >= minimumMeasuredBlocks && (cancellerERLE ?? 0) >= Self.releaseERLE
+            if converged || farBlocks >= maximumActiveBlocks {
                 isActive = false
                 target = 1
             }
         }
 
-        // Interpolate from the last frame's gain to this one's, so gain changes do not click.
-        let start = gain, step = (target - start) / Float(frameSize)
+        // Interpolate from the last block's gain to this one's, so gain changes do not click.
+        let start = gain, step = (target - start) / Float(blockSize)
         if start != 1 || target != 1 {
-            for i in 0..<frameSize {
+            for i in 0..<blockSize {
                 output[i] = Int16(clamping: Int((Float(output[i]) * (start + step * Float(i + 1))).rounded()))
             }
         }
@@ -134,8 +134,8 @@ final class StartupEchoGate {
         echoReturn = 1
         captureAverage = 0
         outputAverage = 0
-        measuredFrames = 0
-        farFrames = 0
+        measuredBlocks = 0
+        farBlocks = 0
         gain = 1
         bands.reset()
     }

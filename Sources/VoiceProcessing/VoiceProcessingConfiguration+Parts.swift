@@ -8,17 +8,17 @@ extension VoiceProcessingConfiguration {
             throw VoiceProcessingError("processing rate \(processingSampleRate) Hz must be 16000 or 48000")
         }
         guard (8000...192_000).contains(deviceSampleRate) else { throw VoiceProcessingError("device rate \(deviceSampleRate) Hz") }
-        guard frameDuration == 0.01 || frameDuration == 0.02 else { throw VoiceProcessingError("frame must be 10 or 20 ms") }
+        guard blockMilliseconds == 10 || blockMilliseconds == 20 else { throw VoiceProcessingError("block must be 10 or 20 ms") }
         guard (1...65536).contains(maximumFramesPerPeriod) else { throw VoiceProcessingError("period of \(maximumFramesPerPeriod) frames") }
-        guard (0.05...2).contains(maximumEchoDelay) else { throw VoiceProcessingError("maximum echo delay must be in 0.05...2 s") }
+        guard (0.05...2).contains(maximumEchoDelaySeconds) else { throw VoiceProcessingError("maximum echo delay must be in 0.05...2 s") }
     }
 
     /// The echo canceller: `custom` when it takes this configuration's blocks, else the configured one.
     func makeCanceller(block: Int, custom: (any EchoCanceller)?) throws(VoiceProcessingError) -> any EchoCanceller {
         let rate = processingSampleRate
         if let custom {
-            guard custom.frameSize == block, custom.sampleRate == rate else {
-                throw VoiceProcessingError("canceller must take \(block)-sample frames at \(rate) Hz")
+            guard custom.blockSize == block, custom.sampleRate == rate else {
+                throw VoiceProcessingError("canceller must take \(block)-sample blocks at \(rate) Hz")
             }
             return custom
         }
@@ -26,10 +26,10 @@ extension VoiceProcessingConfiguration {
         case .speex(let tail):
             guard (0.02...1).contains(tail) else { throw VoiceProcessingError("tail \(tail) s must be in 0.02...1") }
             do {
-                return try SpeexMDFEchoCanceller(frameSize: block, tailLength: Int(tail * Double(rate)), sampleRate: rate)
+                return try SpeexMDFEchoCanceller(blockSize: block, tailLength: Int(tail * Double(rate)), sampleRate: rate)
             } catch { throw VoiceProcessingError("echo canceller: \(error)") }
         case .passthrough:
-            return PassthroughEchoCanceller(frameSize: block, sampleRate: rate)
+            return PassthroughEchoCanceller(blockSize: block, sampleRate: rate)
         }
     }
 

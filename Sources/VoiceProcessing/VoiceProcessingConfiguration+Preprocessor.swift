@@ -12,8 +12,8 @@ extension VoiceProcessingConfiguration {
     /// SpeexDSP calls (`voicecall cost`) runs exactly what the unit runs.
     ///
     /// Thread safety: safe from any thread; the preprocessor returned has one owner.
-    package func makePreprocessor(frameSize: Int, sampleRate: Int) throws(SpeexError) -> SpeexPreprocessor {
-        let preprocessor = try SpeexPreprocessor(frameSize: frameSize, sampleRate: sampleRate)
+    package func makePreprocessor(blockSize: Int, sampleRate: Int) throws(SpeexError) -> SpeexPreprocessor {
+        let preprocessor = try SpeexPreprocessor(frameSize: blockSize, sampleRate: sampleRate)
         try preprocessor.setDenoise(suppressesNoise)
         try preprocessor.setNoiseSuppress(dB: -20)
         try preprocessor.setAGC(agcEnabled)

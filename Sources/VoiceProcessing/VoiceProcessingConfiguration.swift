@@ -62,7 +62,7 @@ public enum EchoDelayMode: Sendable, Equatable {
     case automatic
     /// A fixed delay in seconds from the loudspeaker signal to its echo; device delays and
     /// the estimator are ignored (for benches and known setups).
-    case fixed(Double)
+    case fixed(seconds: Double)
 }
 
 /// Which echo canceller the unit runs.
@@ -70,7 +70,7 @@ public enum EchoDelayMode: Sendable, Equatable {
 /// Thread safety: a value type; safe from any thread.
 public enum EchoCancellerBackend: Sendable, Equatable {
     /// SpeexDSP's MDF canceller with this tail, in seconds.
-    case speex(tail: Double)
+    case speex(tailSeconds: Double)
     /// No cancellation (alignment, suppression and the rest still run).
     case passthrough
 }
@@ -85,14 +85,14 @@ public struct VoiceProcessingConfiguration: Sendable, Equatable {
     public var processingSampleRate: Int
     /// Device frames per ``VoiceProcessingUnit/process(capture:render:timing:)`` call, at most.
     public var maximumFramesPerPeriod: Int
-    /// Processing frame in seconds: 0.01 (default) or 0.02.
-    public var frameDuration: Double
+    /// The processing block in milliseconds: 10 (default) or 20.
+    public var blockMilliseconds: Int
     public var echoCanceller: EchoCancellerBackend
     public var delay: EchoDelayMode
     /// Whether clock drift between playback and capture is estimated and compensated.
     public var compensatesDrift: Bool
     /// The longest echo delay searched beyond the device delay, in seconds.
-    public var maximumEchoDelay: Double
+    public var maximumEchoDelaySeconds: Double
     /// Residual echo suppression after the linear canceller (SpeexDSP preprocessor).
     public var suppressesResidualEcho: Bool
     /// Noise suppression (SpeexDSP preprocessor).
@@ -103,18 +103,18 @@ public struct VoiceProcessingConfiguration: Sendable, Equatable {
     public var ducking: OtherAudioDucking
 
     public init(deviceSampleRate: Int = 16000, processingSampleRate: Int = 16000, maximumFramesPerPeriod: Int = 4096,
-                frameDuration: Double = 0.01, echoCanceller: EchoCancellerBackend = .speex(tail: 0.256),
-                delay: EchoDelayMode = .automatic, compensatesDrift: Bool = true, maximumEchoDelay: Double = 0.5,
+                blockMilliseconds: Int = 10, echoCanceller: EchoCancellerBackend = .speex(tailSeconds: 0.256),
+                delay: EchoDelayMode = .automatic, compensatesDrift: Bool = true, maximumEchoDelaySeconds: Double = 0.5,
                 suppressesResidualEcho: Bool = true, suppressesNoise: Bool = true, agcEnabled: Bool = true,
                 mode: VoiceProcessingMode = .voiceChat, ducking: OtherAudioDucking = OtherAudioDucking()) {
         self.deviceSampleRate = deviceSampleRate
         self.processingSampleRate = processingSampleRate
         self.maximumFramesPerPeriod = maximumFramesPerPeriod
-        self.frameDuration = frameDuration
+        self.blockMilliseconds = blockMilliseconds
         self.echoCanceller = echoCanceller
         self.delay = delay
         self.compensatesDrift = compensatesDrift
-        self.maximumEchoDelay = maximumEchoDelay
+        self.maximumEchoDelaySeconds = maximumEchoDelaySeconds
         self.suppressesResidualEcho = suppressesResidualEcho
         self.suppressesNoise = suppressesNoise
         self.agcEnabled = agcEnabled
@@ -127,7 +127,7 @@ public struct VoiceProcessingConfiguration: Sendable, Equatable {
 ///
 /// Thread safety: a value type; safe from any thread.
 public struct VoiceProcessingTiming: Sendable, Equatable {
-    /// Frames from writing a loudspeaker frame to reading the same frame back from capture,
+    /// Sample frames from writing a loudspeaker sample to reading it back from capture,
     /// before the acoustic path: the period, the playback queue and the capture queue
     /// (`AudioIO/IOTiming/roundTripFrames`, from `snd_pcm_delay` on both streams).
     public var deviceDelayFrames: Int

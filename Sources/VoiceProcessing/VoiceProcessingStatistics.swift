@@ -17,7 +17,7 @@ public struct VoiceProcessingStatistics: Sendable, Equatable {
     /// Echo removed by the linear canceller, in dB, averaged over recent far-end activity
     /// (nil before any far-end activity).
     public var erleDB: Double?
-    /// Whether the last frame held near-end speech.
+    /// Whether the last block held near-end speech.
     public var isVoiceActive: Bool
     /// How many times the near end started talking while muted.
     public var speechWhileMutedEvents: Int
@@ -34,8 +34,8 @@ public struct VoiceProcessingStatistics: Sendable, Equatable {
     /// Whether the microphone hears the far end: while it is ``EchoPathState/absent`` the near end
     /// is neither gated nor suppressed.
     public var echoPath: EchoPathState
-    /// Processing frames run so far.
-    public var framesProcessed: Int
+    /// Processing blocks run so far.
+    public var blocksProcessed: Int
     /// Capture delay the unit adds (framing and rate conversion), in milliseconds.
     public var addedLatencyMs: Double
 }
@@ -65,7 +65,7 @@ final class SharedState: Sendable {
     let otherAudioGain = Atomic<UInt32>(Float(1).bitPattern)
     let resets = Atomic<Int>(0)
     let echoPath = Atomic<UInt8>(EchoPathState.unknown.rawValue)
-    let frames = Atomic<Int>(0)
+    let blocks = Atomic<Int>(0)
     let addedLatency = Atomic<UInt64>(0)
 
     @inline(__always) static func store(_ value: Double?, _ atomic: borrowing Atomic<UInt64>) {

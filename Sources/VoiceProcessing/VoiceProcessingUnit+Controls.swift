@@ -55,7 +55,7 @@ extension VoiceProcessingUnit {
             otherAudioGain: Float(bitPattern: shared.otherAudioGain.load(ordering: .relaxed)),
             cancellerResets: shared.resets.load(ordering: .relaxed),
             echoPath: EchoPathState(rawValue: shared.echoPath.load(ordering: .relaxed)) ?? .unknown,
-            framesProcessed: shared.frames.load(ordering: .relaxed),
+            blocksProcessed: shared.blocks.load(ordering: .relaxed),
             addedLatencyMs: (SharedState.load(shared.addedLatency) ?? 0) * 1000)
     }
 }

@@ -8,7 +8,7 @@ struct BandPowersTests {
     @Test("A 1 kHz tone's power lands in the band around 1 kHz, at 16 and 48 kHz", arguments: [16000, 48000])
     func toneLandsInItsBand(rate: Int) {
         let frame = rate / 100
-        let analyzer = BandPowers(frameSize: frame, sampleRate: rate)
+        let analyzer = BandPowers(blockSize: frame, sampleRate: rate)
         #expect(analyzer.count == 20)
         let tone = (0..<frame).map { Int16(8000 * Math.sin(2 * Double.pi * 1000 * Double($0) / Double(rate))) }
         var bands = [Double](repeating: 0, count: analyzer.count)

@@ -31,7 +31,7 @@ struct CancellerHealthTests {
 
     @Test("A converged canceller that stops removing echo for 0.4 s is flagged; for 0.35 s it is not")
     func collapseAfterConvergence() {
-        let monitor = CancellerHealth(frameSize: Self.frame, sampleRate: 16000)
+        let monitor = CancellerHealth(blockSize: Self.frame, sampleRate: 16000)
         #expect(Self.run(monitor, seconds: 2, gainDB: -25, seed: 1).isEmpty)  // converged
         #expect(Self.run(monitor, seconds: 0.35, gainDB: 0, seed: 2).isEmpty)  // a moment of double talk gone wrong
         #expect(Self.run(monitor, seconds: 0.3, gainDB: -25, seed: 3).isEmpty)
@@ -43,7 +43,7 @@ struct CancellerHealthTests {
 
     @Test("Blocks where the capture is well above the learned echo return (the near end talks) do not count")
     func nearEndBlocksDoNotCount() {
-        let monitor = CancellerHealth(frameSize: Self.frame, sampleRate: 16000)
+        let monitor = CancellerHealth(blockSize: Self.frame, sampleRate: 16000)
         #expect(Self.run(monitor, seconds: 2, gainDB: -25, seed: 1).isEmpty)
         // Double talk 10 dB over the echo, through a filter that takes nothing out.
         #expect(Self.run(monitor, seconds: 2, gainDB: 0, seed: 2, nearDB: 10).isEmpty)
@@ -52,7 +52,7 @@ struct CancellerHealthTests {
 
     @Test("Before it has converged, and after a reset, removing nothing is not a collapse")
     func noCollapseBeforeConvergence() {
-        let monitor = CancellerHealth(frameSize: Self.frame, sampleRate: 16000)
+        let monitor = CancellerHealth(blockSize: Self.frame, sampleRate: 16000)
         #expect(Self.run(monitor, seconds: 3, gainDB: 0, seed: 1).isEmpty)  // a filter still learning
         #expect(Self.run(monitor, seconds: 2, gainDB: -25, seed: 2).isEmpty)
         monitor.reset()
@@ -61,7 +61,7 @@ struct CancellerHealthTests {
 
     @Test("An output louder than the input (+3 dB) for 0.1 s is divergence, at any time")
     func divergence() {
-        let monitor = CancellerHealth(frameSize: Self.frame, sampleRate: 16000)
+        let monitor = CancellerHealth(blockSize: Self.frame, sampleRate: 16000)
         #expect(Self.run(monitor, seconds: 0.09, gainDB: 6, seed: 1).isEmpty)
         #expect(Self.run(monitor, seconds: 0.05, gainDB: -25, seed: 2).isEmpty)
         #expect(Self.run(monitor, seconds: 0.1, gainDB: 6, seed: 3) == [9])

@@ -7,15 +7,15 @@ import Testing
 struct EchoPathDetectorTests {
     static let frame = 160, rate = 16000
 
-    /// One estimator hop (128 ms, about 13 frames) with far-end activity as given.
+    /// One estimator hop (128 ms, about 13 blocks) with far-end activity as given.
     static func hop(_ d: EchoPathDetector, confidence: Double, erle: Double? = 0, farActive: Bool = true) {
-        for _ in 0..<13 { d.frame(farActive: farActive) }
+        for _ in 0..<13 { d.endBlock(farActive: farActive) }
         d.hop(confidence: confidence, cancellerERLE: erle)
     }
 
     @Test("Hops without a peak over far-end speech make the path absent; chance peaks under 10 do not make it present")
     func absentAfterQuietHops() {
-        let d = EchoPathDetector(frameSize: Self.frame, sampleRate: Self.rate)
+        let d = EchoPathDetector(blockSize: Self.frame, sampleRate: Self.rate)
         for _ in 0..<(EchoPathDetector.absentHops - 1) { Self.hop(d, confidence: 4) }
         #expect(d.state == .unknown)
         Self.hop(d, confidence: 4)
@@ -27,7 +27,7 @@ struct EchoPathDetectorTests {
 
     @Test("A strong peak, or a canceller that removes 10 dB, means an echo; a hop in between restarts the count")
     func presentOnEvidence() {
-        let d = EchoPathDetector(frameSize: Self.frame, sampleRate: Self.rate)
+        let d = EchoPathDetector(blockSize: Self.frame, sampleRate: Self.rate)
         Self.hop(d, confidence: 12)
         #expect(d.state == .present)
         for _ in 0..<(EchoPathDetector.absentHops - 1) { Self.hop(d, confidence: 4) }
@@ -46,10 +46,10 @@ struct EchoPathDetectorTests {
 
     @Test("No verdict without far-end speech, nor while the canceller removes something")
     func needsFarEndAndAnIdleCanceller() {
-        let silent = EchoPathDetector(frameSize: Self.frame, sampleRate: Self.rate)
+        let silent = EchoPathDetector(blockSize: Self.frame, sampleRate: Self.rate)
         for _ in 0..<20 { Self.hop(silent, confidence: 3, farActive: false) }
         #expect(silent.state == .unknown)
-        let working = EchoPathDetector(frameSize: Self.frame, sampleRate: Self.rate)
+        let working = EchoPathDetector(blockSize: Self.frame, sampleRate: Self.rate)
         for _ in 0..<20 { Self.hop(working, confidence: 3, erle: 6) }
         #expect(working.state == .unknown)
         working.reset()

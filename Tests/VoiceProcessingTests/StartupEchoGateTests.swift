@@ -34,7 +34,7 @@ struct StartupEchoGateTests {
     static func echoOnly(seconds: Double) throws -> (far: [Int16], echo: [Int16], out: [Int16], gate: StartupEchoGate) {
         let far = VPSignals.pcm(try VPSignals.speech("en_f_congrats_16k.wav", seconds: seconds))
         let echo = far.map { Int16(Double($0) * 0.7) }
-        let gate = StartupEchoGate(frameSize: frame, sampleRate: rate)
+        let gate = StartupEchoGate(blockSize: frame, sampleRate: rate)
         return (far, echo, run(gate, far: far, capture: echo, residual: echo), gate)
     }
 
@@ -51,13 +51,13 @@ struct StartupEchoGateTests {
     func nearEndPasses() throws {
         let near = VPSignals.pcm(try VPSignals.speech("fr_f_msginstruct_16k.wav", seconds: 3))
         let silence = [Int16](repeating: 0, count: near.count)
-        let alone = Self.run(StartupEchoGate(frameSize: Self.frame, sampleRate: Self.rate), far: silence, capture: near, residual: near)
+        let alone = Self.run(StartupEchoGate(blockSize: Self.frame, sampleRate: Self.rate), far: silence, capture: near, residual: near)
         #expect(alone == near)
 
         // Double talk before convergence: a far end 20 dB below the talker, its echo left in.
         let far = VPSignals.pcm(try VPSignals.speech("en_f_congrats_16k.wav", seconds: 3, rms: 0.01))
         let capture = zip(near, far).map { Int16(clamping: Int($0) + Int($1)) }
-        let out = Self.run(StartupEchoGate(frameSize: Self.frame, sampleRate: Self.rate), far: far, capture: capture, residual: capture)
+        let out = Self.run(StartupEchoGate(blockSize: Self.frame, sampleRate: Self.rate), far: far, capture: capture, residual: capture)
         let range = 3200..<near.count
         let loss = 10 * Math.log10(Self.power(capture, range) / Self.power(out, range))
         #expect(loss <= 1, "the talker lost \(loss) dB")
@@ -86,7 +86,7 @@ struct StartupEchoGateTests {
         let far = VPSignals.pcm(try VPSignals.speech("fr_f_msginstruct_16k.wav", seconds: 4))
         let (capture, near) = try Self.room(far: "fr_f_msginstruct_16k.wav", rt60: 0.3, seconds: 4,
                                             near: "en_m_librivox_16k.wav", nearFrom: 1.5)
-        let out = Self.run(StartupEchoGate(frameSize: Self.frame, sampleRate: Self.rate), far: far, capture: capture, residual: capture)
+        let out = Self.run(StartupEchoGate(blockSize: Self.frame, sampleRate: Self.rate), far: far, capture: capture, residual: capture)
         // The echo alone is held back...
         let echoOnly = 3200..<24000
         #expect(10 * Math.log10(Self.power(capture, echoOnly) / Self.power(out, echoOnly)) >= 20)
@@ -101,7 +101,7 @@ struct StartupEchoGateTests {
     func reverberantEchoStaysHeld(rt60: Double) throws {
         let far = VPSignals.pcm(try VPSignals.speech("en_m_librivox_16k.wav", seconds: 4.5))
         let (capture, _) = try Self.room(far: "en_m_librivox_16k.wav", rt60: rt60, seconds: 4.5)
-        let out = Self.run(StartupEchoGate(frameSize: Self.frame, sampleRate: Self.rate), far: far, capture: capture, residual: capture)
+        let out = Self.run(StartupEchoGate(blockSize: Self.frame, sampleRate: Self.rate), far: far, capture: capture, residual: capture)
         let range = 3200..<far.count
         let reduction = 10 * Math.log10(Self.power(capture, range) / Self.power(out, range))
         #expect(reduction >= 20, "echo reduced by \(reduction) dB")
@@ -112,7 +112,7 @@ struct StartupEchoGateTests {
         let far = VPSignals.pcm(try VPSignals.speech("en_f_congrats_16k.wav", seconds: 3))
         let echo = far.map { Int16(Double($0) * 0.7) }
         let residual = echo.map { $0 / 20 }  // 26 dB removed by the canceller
-        let gate = StartupEchoGate(frameSize: Self.frame, sampleRate: Self.rate)
+        let gate = StartupEchoGate(blockSize: Self.frame, sampleRate: Self.rate)
         let out = Self.run(gate, far: far, capture: echo, residual: residual)
         #expect(!gate.isActive)
         #expect(gate.cancellerERLE.map { $0 > 20 } == true)
@@ -120,7 +120,7 @@ struct StartupEchoGateTests {
         #expect(Array(out.suffix(Self.rate)) == Array(residual.suffix(Self.rate)))
 
         // A canceller that leaves nothing at all counts as converged as well.
-        let silent = StartupEchoGate(frameSize: Self.frame, sampleRate: Self.rate)
+        let silent = StartupEchoGate(blockSize: Self.frame, sampleRate: Self.rate)
         _ = Self.run(silent, far: far, capture: echo, residual: [Int16](repeating: 0, count: echo.count))
         #expect(!silent.isActive)
 
@@ -155,8 +155,8 @@ struct StartupEchoGateTests {
         }
         // A first gate runs every path once: the runtime's one-time work (type metadata, in a
         // debug build) is not the gate's, and depends on what other tests ran first.
-        run(StartupEchoGate(frameSize: Self.frame, sampleRate: Self.rate))
-        let gate = StartupEchoGate(frameSize: Self.frame, sampleRate: Self.rate)
+        run(StartupEchoGate(blockSize: Self.frame, sampleRate: Self.rate))
+        let gate = StartupEchoGate(blockSize: Self.frame, sampleRate: Self.rate)
         let before = AllocationCounter.thisThread
         run(gate)
         let after = AllocationCounter.thisThread

@@ -65,10 +65,10 @@ struct VoiceProcessingUnitTests {
         let unit = try Self.unit { $0.mode = .other }
         let mic = VPSignals.pcm(Tone.noise(count: 8000, rms: 0.1, seed: 3))
         #expect(run(unit, far: mic, mic: mic, period: 160) == mic)
-        #expect(unit.statistics.framesProcessed == 0)
+        #expect(unit.statistics.blocksProcessed == 0)
         unit.mode = .videoChat
         #expect(run(unit, far: mic, mic: mic, period: 160) != mic)
-        #expect(unit.statistics.framesProcessed == 50)
+        #expect(unit.statistics.blocksProcessed == 50)
     }
 
     @Test("Mute sends zeros and still reports near-end speech")
@@ -111,11 +111,11 @@ struct VoiceProcessingUnitTests {
     @Test("Invalid configurations are rejected")
     func rejectsInvalid() {
         #expect(throws: VoiceProcessingError.self) { try Self.unit { $0.processingSampleRate = 32000 } }
-        #expect(throws: VoiceProcessingError.self) { try Self.unit { $0.frameDuration = 0.015 } }
-        #expect(throws: VoiceProcessingError.self) { try Self.unit { $0.echoCanceller = .speex(tail: 5) } }
+        #expect(throws: VoiceProcessingError.self) { try Self.unit { $0.blockMilliseconds = 15 } }
+        #expect(throws: VoiceProcessingError.self) { try Self.unit { $0.echoCanceller = .speex(tailSeconds: 5) } }
         #expect(throws: VoiceProcessingError.self) {
             try VoiceProcessingUnit(configuration: VoiceProcessingConfiguration(),
-                                    canceller: PassthroughEchoCanceller(frameSize: 100, sampleRate: 16000))
+                                    canceller: PassthroughEchoCanceller(blockSize: 100, sampleRate: 16000))
         }
     }
 

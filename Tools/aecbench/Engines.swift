@@ -63,12 +63,12 @@ enum Engines {
         let period = sampleRate * options.frameMs / 1000
         var config = VoiceProcessingConfiguration(deviceSampleRate: sampleRate, processingSampleRate: sampleRate,
                                                   maximumFramesPerPeriod: period,
-                                                  frameDuration: Double(options.frameMs) / 1000,
-                                                  echoCanceller: .speex(tail: Double(options.tailMs) / 1000),
+                                                  blockMilliseconds: options.frameMs,
+                                                  echoCanceller: .speex(tailSeconds: Double(options.tailMs) / 1000),
                                                   compensatesDrift: options.drift,
                                                   suppressesResidualEcho: options.suppression,
                                                   agcEnabled: false)
-        if let d = options.delayMs { config.delay = .fixed(d / 1000) }
+        if let d = options.delayMs { config.delay = .fixed(seconds: d / 1000) }
         let unit = try VoiceProcessingUnit(configuration: config)
         let count = min(far.count, mic.count) / period * period
         let farPCM = far.prefix(count).map(WAVAudio.int16)

@@ -95,6 +95,11 @@ struct ProcessCommand: ParsableCommand {
             if let scores = ListeningScores.score([job], workDirectory: work)[0] { metrics.record(listening: scores) }
         }
 
+        report(metrics, hasTruth: hasTruth)
+    }
+
+    /// The metrics on one line (two with the listening scores), and with `--json` as an object.
+    private func report(_ metrics: Metrics, hasTruth: Bool) {
         func f(_ v: Double?, _ format: String = "%.1f") -> String { v.map { String(format: format, $0) } ?? "-" }
         print("\(engine.title): ERLE \(f(metrics.erleDB)) dB (linear \(f(metrics.linearERLEDB)) dB), "
               + "delay \(f(metrics.estimatedDelayMs)) ms, drift \(f(metrics.estimatedDriftPPM)) ppm, "

@@ -49,90 +49,112 @@ struct SuiteCommand: ParsableCommand {
 
     func run() throws {
         let scenarios = SuiteScenario.all.filter { s in only.map { $0.split(separator: ",").contains(Substring(s.name)) } ?? true }
-        let speechDir = speech ?? "\(Repository.root)/Tests/Fixtures/speech"
         try FileManager.default.createDirectory(atPath: outDir, withIntermediateDirectories: true)
-        var engines: [Engine] = [.callaudio, .speex]
-        if !noAEC3 {
-            if AEC3.isAvailable(install: true) { engines.append(.aec3) } else { note("WebRTC AEC3 unavailable (Python or the aec-audio-processing build failed): left out") }
-        }
+        let engines = availableEngines()
         let scoring = !noPESQ && SpeechQuality.isAvailable()
         if !noPESQ && !scoring { note("Tools/score not found: PESQ and STOI left out") }
         let listening = !noMOS && ListeningScores.isAvailable(install: true)
         if !noMOS && !listening { note("speechmos unavailable (Python or its install failed): AECMOS and DNSMOS left out") }
-        var jobs: [ListeningScores.Job] = []
-        var jobRuns: [Int: (scenario: String, engine: Engine, seed: Int, run: Int)] = [:]
-        var temporaries: [String] = []
-        defer { for t in temporaries { try? FileManager.default.removeItem(atPath: t) } }
-
+        var results = SuiteResults()
+        defer { for t in results.temporaries { try? FileManager.default.removeItem(atPath: t) } }
         var progress = Progress(total: scenarios.count * seeds * engines.count)
-        // results[scenario][engine] = per-seed metrics
-        var results: [String: [Engine: [Metrics]]] = [:]
-        var runs: [[String: Any]] = []
         for suiteScenario in scenarios {
             for seedIndex in 0..<seeds {
-                let seed = UInt64(seedIndex + 1)
-                let talkers = SuiteScenario.talkers[seedIndex]
-                let far = try ScenarioFiles.load("\(speechDir)/\(talkers.far)", rate: 16000)
-                let near = try ScenarioFiles.load("\(speechDir)/\(talkers.near)", rate: 16000)
-                var config = ScenarioConfiguration(seed: seed)
-                if room == .decayingNoise { config.room = .decayingNoise(rt60: 0.3) }
-                suiteScenario.change(&config)
-                let scenario = try Scenario.make(far: far, near: near, configuration: config)
-                let keep = seedIndex == 0 || allWAVs
-                let folder = keep ? "\(outDir)/\(suiteScenario.name)/seed\(seed)"
-                    : FileManager.default.temporaryDirectory.appendingPathComponent("aecbench-\(UUID().uuidString)").path
-                if !keep { temporaries.append(folder) }
-                try ScenarioFiles.write(scenario, to: folder, farFile: talkers.far, nearFile: talkers.near, rirFile: nil)
-                let truth = ScenarioFiles.groundTruth(scenario)
-                for engine in engines {
-                    progress.step("\(suiteScenario.name) seed \(seed) \(engine.rawValue)")
-                    let result = try Engines.run(engine, far: scenario.far, mic: scenario.mic, sampleRate: 16000,
-                                                 options: ProcessingOptions(), workDirectory: folder)
-                    var m = Measure.compute(truth, output: result.output, linear: result.linear)
-                    m.record(result, sampleRate: 16000)
-                    if scoring {
-                        m.scoreDoubleTalk(truth, output: result.output, workDirectory: folder)
-                        if !config.hasEchoPath {
-                            // The same microphone with the far end silent: what "untouched" scores.
-                            let silent = try Engines.run(engine, far: [Float](repeating: 0, count: scenario.far.count),
-                                                         mic: scenario.mic, sampleRate: 16000, options: ProcessingOptions(),
-                                                         workDirectory: folder)
-                            var s = Metrics()
-                            s.scoreDoubleTalk(truth, output: silent.output, workDirectory: folder)
-                            m.pesqFarSilent = s.pesq
-                        }
-                    }
-                    try WAV.write(WAVAudio(sampleRate: 16000, samples: result.output), to: "\(folder)/out-\(engine.rawValue).wav")
-                    if let linear = result.linear {
-                        try WAV.write(WAVAudio(sampleRate: 16000, samples: linear), to: "\(folder)/linear-\(engine.rawValue).wav")
-                    }
-                    if listening {
-                        jobRuns[jobs.count] = (suiteScenario.name, engine, seedIndex, runs.count)
-                        jobs.append(Self.listeningJob(id: jobs.count, folder: folder, engine: engine, truth: truth))
-                    }
-                    results[suiteScenario.name, default: [:]][engine, default: []].append(m)
-                    var run = dictionary(m)
-                    run["scenario"] = suiteScenario.name
-                    run["seed"] = Int(seed)
-                    run["engine"] = engine.rawValue
-                    runs.append(run)
-                }
-                if seedIndex == 0 {
-                    try plot(suiteScenario, scenario: scenario, results: results[suiteScenario.name]!, engines: engines, folder: folder)
-                }
+                try runSeed(seedIndex, of: suiteScenario, engines: engines, scoring: scoring, listening: listening,
+                            into: &results, progress: &progress)
             }
         }
         progress.finish()
-        if listening {
-            note("scoring \(jobs.count) outputs with AECMOS and DNSMOS")
-            for (id, scores) in ListeningScores.score(jobs, workDirectory: outDir) {
-                guard let r = jobRuns[id] else { continue }
-                results[r.scenario]?[r.engine]?[r.seed].record(listening: scores)
-                for (key, value) in scores { runs[r.run][key] = value }
+        if listening { scoreListening(&results) }
+        try report(scenarios, results: results, engines: engines, listening: listening)
+    }
+
+    /// CallAudio and SpeexDSP, and AEC3 unless left out or unavailable.
+    func availableEngines() -> [Engine] {
+        var engines: [Engine] = [.callaudio, .speex]
+        guard !noAEC3 else { return engines }
+        if AEC3.isAvailable(install: true) { engines.append(.aec3) } else {
+            note("WebRTC AEC3 unavailable (Python or the aec-audio-processing build failed): left out")
+        }
+        return engines
+    }
+
+    /// One seed of one scenario: its files (kept for the first seed), then every engine on them.
+    func runSeed(_ seedIndex: Int, of suiteScenario: SuiteScenario, engines: [Engine], scoring: Bool, listening: Bool,
+                 into results: inout SuiteResults, progress: inout Progress) throws {
+        let seed = UInt64(seedIndex + 1)
+        let talkers = SuiteScenario.talkers[seedIndex]
+        let speechDir = speech ?? "\(Repository.root)/Tests/Fixtures/speech"
+        let far = try ScenarioFiles.load("\(speechDir)/\(talkers.far)", rate: 16000)
+        let near = try ScenarioFiles.load("\(speechDir)/\(talkers.near)", rate: 16000)
+        var config = ScenarioConfiguration(seed: seed)
+        if room == .decayingNoise { config.room = .decayingNoise(rt60: 0.3) }
+        suiteScenario.change(&config)
+        let scenario = try Scenario.make(far: far, near: near, configuration: config)
+        let keep = seedIndex == 0 || allWAVs
+        let folder = keep ? "\(outDir)/\(suiteScenario.name)/seed\(seed)"
+            : FileManager.default.temporaryDirectory.appendingPathComponent("aecbench-\(UUID().uuidString)").path
+        if !keep { results.temporaries.append(folder) }
+        try ScenarioFiles.write(scenario, to: folder, farFile: talkers.far, nearFile: talkers.near, rirFile: nil)
+        let truth = ScenarioFiles.groundTruth(scenario)
+        for engine in engines {
+            progress.step("\(suiteScenario.name) seed \(seed) \(engine.rawValue)")
+            let m = try measure(engine, on: scenario, truth: truth, echoPath: config.hasEchoPath, scoring: scoring, folder: folder)
+            if listening {
+                results.jobRuns[results.jobs.count] = (suiteScenario.name, engine, seedIndex, results.runs.count)
+                results.jobs.append(Self.listeningJob(id: results.jobs.count, folder: folder, engine: engine, truth: truth))
+            }
+            results.metrics[suiteScenario.name, default: [:]][engine, default: []].append(m)
+            var run = dictionary(m)
+            run["scenario"] = suiteScenario.name
+            run["seed"] = Int(seed)
+            run["engine"] = engine.rawValue
+            results.runs.append(run)
+        }
+        if seedIndex == 0 {
+            try plot(suiteScenario, scenario: scenario, results: results.metrics[suiteScenario.name]!, engines: engines, folder: folder)
+        }
+    }
+
+    /// Runs one engine on a scenario, writes its outputs into `folder` and returns its metrics.
+    func measure(_ engine: Engine, on scenario: Scenario, truth: GroundTruth, echoPath: Bool, scoring: Bool,
+                 folder: String) throws -> Metrics {
+        let result = try Engines.run(engine, far: scenario.far, mic: scenario.mic, sampleRate: 16000,
+                                     options: ProcessingOptions(), workDirectory: folder)
+        var m = Measure.compute(truth, output: result.output, linear: result.linear)
+        m.record(result, sampleRate: 16000)
+        if scoring {
+            m.scoreDoubleTalk(truth, output: result.output, workDirectory: folder)
+            if !echoPath {
+                // The same microphone with the far end silent: what "untouched" scores.
+                let silent = try Engines.run(engine, far: [Float](repeating: 0, count: scenario.far.count),
+                                             mic: scenario.mic, sampleRate: 16000, options: ProcessingOptions(),
+                                             workDirectory: folder)
+                var s = Metrics()
+                s.scoreDoubleTalk(truth, output: silent.output, workDirectory: folder)
+                m.pesqFarSilent = s.pesq
             }
         }
+        try WAV.write(WAVAudio(sampleRate: 16000, samples: result.output), to: "\(folder)/out-\(engine.rawValue).wav")
+        if let linear = result.linear {
+            try WAV.write(WAVAudio(sampleRate: 16000, samples: linear), to: "\(folder)/linear-\(engine.rawValue).wav")
+        }
+        return m
+    }
 
-        let medians = results.mapValues { byEngine in byEngine.mapValues(Self.median) }
+    /// AECMOS and DNSMOS for every output, in one Python run, into the metrics and the JSON runs.
+    func scoreListening(_ results: inout SuiteResults) {
+        note("scoring \(results.jobs.count) outputs with AECMOS and DNSMOS")
+        for (id, scores) in ListeningScores.score(results.jobs, workDirectory: outDir) {
+            guard let r = results.jobRuns[id] else { continue }
+            results.metrics[r.scenario]?[r.engine]?[r.seed].record(listening: scores)
+            for (key, value) in scores { results.runs[r.run][key] = value }
+        }
+    }
+
+    /// The table, the targets, the plots of the listening scores and suite.json.
+    func report(_ scenarios: [SuiteScenario], results: SuiteResults, engines: [Engine], listening: Bool) throws {
+        let medians = results.metrics.mapValues { byEngine in byEngine.mapValues(Self.median) }
         printTable(scenarios, medians: medians, engines: engines)
         if listening { try plotListening(scenarios, medians: medians, engines: engines) }
         let targets = Self.targets(medians)
@@ -153,7 +175,7 @@ struct SuiteCommand: ParsableCommand {
         let top: [String: Any] = ["command": "aecbench suite --seeds \(seeds)", "seeds": seeds, "sample_rate": 16000,
                                   "engines": engines.map(\.rawValue), "scenarios": summary, "targets": targetList]
         var file = top
-        file["runs"] = runs
+        file["runs"] = results.runs
         let data = try JSONSerialization.data(withJSONObject: file, options: [.prettyPrinted, .sortedKeys])
         try data.write(to: URL(fileURLWithPath: "\(outDir)/suite.json"))
         print("Wrote \(outDir)/suite.json, erle-*.svg, signals-*.svg and the WAVs.")
@@ -252,4 +274,14 @@ struct SuiteCommand: ParsableCommand {
         }
         try signals.write(to: "\(outDir)/signals-\(s.name).svg")
     }
+}
+
+/// What one suite run gathers: per-seed metrics by scenario and engine, the JSON runs, and the
+/// listening-score jobs with the run each belongs to.
+struct SuiteResults {
+    var metrics: [String: [Engine: [Metrics]]] = [:]
+    var runs: [[String: Any]] = []
+    var jobs: [ListeningScores.Job] = []
+    var jobRuns: [Int: (scenario: String, engine: Engine, seed: Int, run: Int)] = [:]
+    var temporaries: [String] = []
 }

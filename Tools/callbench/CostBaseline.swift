@@ -95,10 +95,10 @@ enum CostBaseline {
     private static func run(_ s: Signals, frames: Range<Int>, fecFrames: Int, rate: Int, paced: Bool, throughUnit: Bool) throws {
         let voice = VoiceProcessingConfiguration(deviceSampleRate: rate)
         let codec = OpusCallConfiguration(sampleRate: rate)
-        let fp = voice.processingSampleRate, frame = Int(Double(fp) * voice.frameDuration)
+        let fp = voice.processingSampleRate, frame = fp * voice.blockMilliseconds / 1000
         guard case let .speex(tail) = voice.echoCanceller else { throw CostError("the default canceller is not SpeexDSP") }
         let canceller = try SpeexEchoCanceller(frameSize: frame, filterLength: Int(tail * Double(fp)), sampleRate: fp)
-        var preprocessor = try voice.makePreprocessor(frameSize: frame, sampleRate: fp)
+        var preprocessor = try voice.makePreprocessor(blockSize: frame, sampleRate: fp)
         if voice.suppressesResidualEcho { preprocessor.attach(canceller) }
         let unit = throughUnit ? try VoiceProcessingUnit(configuration: voice) : nil
         // A call starts at the configured expected loss (FEC on) and, on a network that loses nothing,

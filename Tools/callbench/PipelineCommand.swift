@@ -54,31 +54,71 @@ struct PipelineCommand: ParsableCommand {
     }
 
     func run() throws {
-        let rate = 16000, period = rate / 50, aecFrame = rate / 100
+        let rate = 16000, period = rate / 50
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let room = try makeRoom(rate: rate, period: period)
+        let micPCM = room.mic.map(WAVAudio.int16)
+        try Data(micPCM.withUnsafeBytes { Array($0) }).write(to: URL(fileURLWithPath: "\(out)/mic.raw"))
+        defer { try? FileManager.default.removeItem(atPath: "\(out)/mic.raw") }
 
-        // The room: near-end speech, the far end's echo, and a little sensor noise.
+        // The devices: ALSA PCMs backed by files (no sound card needed).
+        let parameters = PCMParameters(sampleRate: rate, channels: 1, periodFrames: period)
+        let capConfig = FilePCMConfiguration(name: "callaudio_mic", inputFile: "\(out)/mic.raw")
+        var capture = try PCM(name: capConfig.name, configuration: capConfig.text, stream: .capture)
+        try capture.configure(parameters)
+        let playConfig = FilePCMConfiguration(name: "callaudio_speaker", outputFile: "\(out)/received.raw")
+        var playback = try PCM(name: playConfig.name, configuration: playConfig.text, stream: .playback)
+        try playback.configure(parameters)
+
+        var chain = try PipelineChain(rate: rate, tailMs: tailMs, bitrate: bitrate)
+        let started = ContinuousClock.now
+        let streams = try chain.run(room.far.map(WAVAudio.int16), periods: room.mic.count / period,
+                                    capture: &capture, playback: &playback)
+        try playback.drain()
+        let elapsed = started.duration(to: .now)
+
+        // What happened, measured.
+        let uplink = streams.uplink.map { Float($0) / 32768 }, received = streams.received.map { Float($0) / 32768 }
+        let report = Report.measure(near: room.near, echo: room.echo, mic: room.mic, uplink: uplink, received: received,
+                                    lookahead: chain.encoder.lookahead, rate: rate, packetBytes: streams.packetBytes,
+                                    elapsed: elapsed, xruns: capture.xrunCount + playback.xrunCount)
+        for (name, signal) in [("near", room.near), ("far", room.far), ("mic", room.mic), ("uplink", uplink), ("received", received)] {
+            try WAV.write(WAVAudio(sampleRate: rate, samples: signal), to: "\(out)/\(name).wav")
+        }
+        report.print(json: json, out: out)
+    }
+
+    /// The room: near-end speech, the far end's echo, and a little sensor noise, a whole number of periods long.
+    private func makeRoom(rate: Int, period: Int) throws -> (near: [Float], far: [Float], echo: [Float], mic: [Float]) {
         let count = Int(seconds * Double(rate)) / period * period
         let nearSpeech = Levels.normalized(fit(try SpeechFiles.load(near, sampleRate: rate), count), rms: 0.05)
         let farSpeech = Levels.normalized(fit(try SpeechFiles.load(far, sampleRate: rate), count), rms: 0.05)
         let room = ImpulseResponse.decayingNoise(sampleRate: rate, rt60: rt60, delay: delayMs / 1000, seed: seed)
         let echo = Levels.normalized(Convolution.filter(farSpeech, with: room), rms: 0.05 * pow(10, echoDb / 20))
         let noise = Tone.noise(count: count, rms: 0.05 * pow(10, -40.0 / 20), seed: seed &+ 1)
-        let mic = (0..<count).map { nearSpeech[$0] + echo[$0] + noise[$0] }
-        let micPCM = mic.map(WAVAudio.int16), farPCM = farSpeech.map(WAVAudio.int16)
-        try Data(micPCM.withUnsafeBytes { Array($0) }).write(to: URL(fileURLWithPath: "\(out)/mic.raw"))
+        return (nearSpeech, farSpeech, echo, (0..<count).map { nearSpeech[$0] + echo[$0] + noise[$0] })
+    }
 
-        // The devices: ALSA PCMs backed by files (no sound card needed).
-        let capConfig = FilePCMConfiguration(name: "callaudio_mic", inputFile: "\(out)/mic.raw")
-        var capture = try PCM(name: capConfig.name, configuration: capConfig.text, stream: .capture)
-        try capture.configure(PCMParameters(sampleRate: rate, channels: 1, periodFrames: period))
-        let playConfig = FilePCMConfiguration(name: "callaudio_speaker", outputFile: "\(out)/received.raw")
-        var playback = try PCM(name: playConfig.name, configuration: playConfig.text, stream: .playback)
-        try playback.configure(PCMParameters(sampleRate: rate, channels: 1, periodFrames: period))
+    /// Loops or cuts `x` to exactly `count` samples.
+    private func fit(_ x: [Float], _ count: Int) -> [Float] {
+        guard !x.isEmpty else { return [Float](repeating: 0, count: count) }
+        return (0..<count).map { x[$0 % x.count] }
+    }
+}
 
-        // The voice processing and the codec.
-        let canceller = try SpeexEchoCanceller(frameSize: aecFrame, filterLength: rate * tailMs / 1000, sampleRate: rate)
-        var preprocessor = try SpeexPreprocessor(frameSize: aecFrame, sampleRate: rate)
+/// The uplink's processing: SpeexDSP's canceller and preprocessor on 10 ms blocks, then Opus
+/// out and back, with every buffer allocated once, as the real-time path has them.
+private struct PipelineChain: ~Copyable {
+    let canceller: SpeexEchoCanceller
+    var preprocessor: SpeexPreprocessor
+    let encoder: OpusEncoder
+    let decoder: OpusDecoder
+    let period: Int, block: Int
+
+    init(rate: Int, tailMs: Int, bitrate: Int) throws {
+        (period, block) = (rate / 50, rate / 100)
+        let canceller = try SpeexEchoCanceller(frameSize: block, filterLength: rate * tailMs / 1000, sampleRate: rate)
+        var preprocessor = try SpeexPreprocessor(frameSize: block, sampleRate: rate)
         preprocessor.attach(canceller)
         try preprocessor.setDenoise(true)
         let encoder = try OpusEncoder(sampleRate: rate, channels: 1, application: .voip)
@@ -86,27 +126,33 @@ struct PipelineCommand: ParsableCommand {
         try encoder.setInbandFEC(true)
         try encoder.setExpectedPacketLoss(percent: 5)
         let decoder = try OpusDecoder(sampleRate: rate, channels: 1)
+        self.canceller = canceller
+        self.preprocessor = preprocessor
+        self.encoder = encoder
+        self.decoder = decoder
+    }
 
-        // Buffers allocated once, as the real-time path will have them.
+    /// Reads `periods` periods from `capture`, cleans each against `render` (what the loudspeaker
+    /// played), codes it and writes the decoded audio to `playback`.
+    mutating func run(_ render: [Int16], periods: Int, capture: inout PCM,
+                      playback: inout PCM) throws -> (uplink: [Int16], received: [Int16], packetBytes: Int) {
         let captured = UnsafeMutableBufferPointer<Int16>.allocate(capacity: period)
         let cleaned = UnsafeMutableBufferPointer<Int16>.allocate(capacity: period)
         let decoded = UnsafeMutableBufferPointer<Int16>.allocate(capacity: period)
         let packet = UnsafeMutableRawBufferPointer.allocate(byteCount: OpusEncoder.maxPacketBytes, alignment: 1)
         defer { captured.deallocate(); cleaned.deallocate(); decoded.deallocate(); packet.deallocate() }
-        var uplink: [Int16] = [], received: [Int16] = []
-        uplink.reserveCapacity(count)
-        received.reserveCapacity(count)
-        var packetBytes = 0
-        let started = ContinuousClock.now
-        for start in stride(from: 0, to: count, by: period) {
+        var uplink: [Int16] = [], received: [Int16] = [], packetBytes = 0
+        uplink.reserveCapacity(periods * period)
+        received.reserveCapacity(periods * period)
+        for start in stride(from: 0, to: periods * period, by: period) {
             _ = try capture.read(into: UnsafeMutableRawBufferPointer(captured), frames: period)
-            for sub in stride(from: 0, to: period, by: aecFrame) {
-                let frame = sub..<(sub + aecFrame)
-                let reference = (start + sub)..<(start + sub + aecFrame)
-                let output = UnsafeMutableBufferPointer(rebasing: cleaned[frame])
-                farPCM.withUnsafeBufferPointer { farAll in
-                    canceller.cancel(capture: UnsafeBufferPointer(rebasing: captured[frame]),
-                                     reference: UnsafeBufferPointer(rebasing: farAll[reference]), output: output)
+            for offset in stride(from: 0, to: period, by: block) {
+                let blockRange = offset..<(offset + block)
+                let output = UnsafeMutableBufferPointer(rebasing: cleaned[blockRange])
+                render.withUnsafeBufferPointer { all in
+                    canceller.cancel(capture: UnsafeBufferPointer(rebasing: captured[blockRange]),
+                                     reference: UnsafeBufferPointer(rebasing: all[(start + offset)..<(start + offset + block)]),
+                                     output: output)
                 }
                 preprocessor.process(output)
             }
@@ -117,25 +163,6 @@ struct PipelineCommand: ParsableCommand {
             uplink += cleaned
             received += decoded
         }
-        try playback.drain()
-        let elapsed = started.duration(to: .now)
-
-        // What happened, measured.
-        let report = Report.measure(near: nearSpeech, echo: echo, mic: mic, uplink: uplink.map { Float($0) / 32768 },
-                                    received: received.map { Float($0) / 32768 }, lookahead: encoder.lookahead,
-                                    rate: rate, packetBytes: packetBytes, elapsed: elapsed,
-                                    xruns: capture.xrunCount + playback.xrunCount)
-        for (name, signal) in [("near", nearSpeech), ("far", farSpeech), ("mic", mic),
-                               ("uplink", uplink.map { Float($0) / 32768 }), ("received", received.map { Float($0) / 32768 })] {
-            try WAV.write(WAVAudio(sampleRate: rate, samples: signal), to: "\(out)/\(name).wav")
-        }
-        try? FileManager.default.removeItem(atPath: "\(out)/mic.raw")
-        report.print(json: json, out: out)
-    }
-
-    /// Loops or cuts `x` to exactly `count` samples.
-    private func fit(_ x: [Float], _ count: Int) -> [Float] {
-        guard !x.isEmpty else { return [Float](repeating: 0, count: count) }
-        return (0..<count).map { x[$0 % x.count] }
+        return (uplink, received, packetBytes)
     }
 }

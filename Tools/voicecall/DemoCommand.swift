@@ -45,16 +45,7 @@ struct DemoCommand: AsyncParsableCommand {
         let profile = ImpairmentProfile(delayMs: delayMs + jitterMs, jitterMs: jitterMs, lossPercent: loss)
         let relays = RelayPair(profile: impaired ? profile : nil, seed: seed)
 
-        // A conversation: the two talkers take 2 s turns, the caller first, each after a 0.4 s pause.
-        let length = Int((seconds + 5) * Double(rate))
-        let callerTurns = Conversation.turns(try SpeechFiles.load(callerSpeech, sampleRate: rate), length: length,
-                                             turn: 2 * rate, pause: rate * 2 / 5, speaksFirst: true)
-        let calleeTurns = Conversation.turns(try SpeechFiles.load(calleeSpeech, sampleRate: rate), length: length,
-                                             turn: 2 * rate, pause: rate * 2 / 5, speaksFirst: false)
-        let caller = try DemoEndpoint(name: "caller", speech: callerTurns, sampleRate: rate, seed: seed,
-                                      mediaPath: relays.path(toward: "callee"))
-        let callee = try DemoEndpoint(name: "callee", speech: calleeTurns, sampleRate: rate, seed: seed &+ 7,
-                                      mediaPath: relays.path(toward: "caller"))
+        let (caller, callee) = try makeEndpoints(rate: rate, relays: relays)
         await caller.controller.start()
         await callee.controller.start()
         let answering = Task { () -> Call? in
@@ -95,14 +86,33 @@ struct DemoCommand: AsyncParsableCommand {
                                             callerStats: callerStats,
                                             calleeStats: calleeStats, callerEnd: call.state, calleeEnd: calleeCall.state,
                                             networkDelayMs: impaired ? delayMs + jitterMs : 0, sampleRate: rate)
-        for (endpoint, uplink) in [(caller, callerUplink), (callee, calleeUplink)] {
+        try write([(caller, callerUplink), (callee, calleeUplink)], rate: rate)
+        report.print(json: json, out: out)
+    }
+
+    /// The two endpoints in their rooms, talking in turns: 2 s each, the caller first, each after a 0.4 s pause.
+    private func makeEndpoints(rate: Int, relays: RelayPair) throws -> (caller: DemoEndpoint, callee: DemoEndpoint) {
+        let length = Int((seconds + 5) * Double(rate))
+        let callerTurns = Conversation.turns(try SpeechFiles.load(callerSpeech, sampleRate: rate), length: length,
+                                             turn: 2 * rate, pause: rate * 2 / 5, speaksFirst: true)
+        let calleeTurns = Conversation.turns(try SpeechFiles.load(calleeSpeech, sampleRate: rate), length: length,
+                                             turn: 2 * rate, pause: rate * 2 / 5, speaksFirst: false)
+        let caller = try DemoEndpoint(name: "caller", speech: callerTurns, sampleRate: rate, seed: seed,
+                                      mediaPath: relays.path(toward: "callee"))
+        let callee = try DemoEndpoint(name: "callee", speech: calleeTurns, sampleRate: rate, seed: seed &+ 7,
+                                      mediaPath: relays.path(toward: "caller"))
+        return (caller, callee)
+    }
+
+    /// Each endpoint's room recording, and what its voice processing sent on (the microphone after
+    /// echo cancellation, noise suppression and AGC), under `--out`.
+    private func write(_ uplinks: [(DemoEndpoint, [Int16])], rate: Int) throws {
+        for (endpoint, uplink) in uplinks {
             guard let room = endpoint.device else { continue }
             try FileManager.default.createDirectory(atPath: "\(out)/\(endpoint.name)", withIntermediateDirectories: true)
             try room.writeRecording(to: "\(out)/\(endpoint.name)")
-            // What the voice processing sent on: the microphone after echo cancellation, noise suppression and AGC.
             try WAV.write(WAVAudio(sampleRate: rate, int16Samples: uplink), to: "\(out)/\(endpoint.name)/uplink.wav")
         }
-        report.print(json: json, out: out)
     }
 }
 

@@ -13,16 +13,7 @@ enum PhoneCall {
         let status = StatusLine(enabled: interactive)
         do { try endpoint.applyRoute() } catch { status.note("route \(options.route.rawValue): \(error)") }
         let actions = ActionQueue()
-        let keys = interactive ? TerminalKeys { key in
-            switch key {
-            case "s": actions.push(.toggleSpeaker)
-            case "p": actions.push(.toggleProximity)
-            case "h": actions.push(.toggleHeadset)
-            case "q": actions.push(.hangUp)
-            case "0"..."9", "*", "#": actions.push(.dtmf(key))
-            default: break
-            }
-        } : nil
+        let keys = interactive ? TerminalKeys { key in keyPressed(key, actions) } : nil
         let signals = StopSignals { actions.push(.hangUp) }
         if keys != nil { status.note("keys: s speaker on/off, p proximity near/far, h plug/unplug a headset, 0-9 * # DTMF, q hang up") }
         // Keys the peer presses, and `--dtmf` a second after the call connects (an IVR menu).
@@ -39,36 +30,10 @@ enum PhoneCall {
                 do { try await call.sendDTMF(keys) } catch { status.note("\(error)") }
             }
         }
-        let events = Task {
-            for await event in endpoint.controller.events {
-                switch event {
-                case let .routeChanged(reason, route):
-                    status.note("route: \(route.outputs.map(\.portType.rawValue).joined(separator: "+")) (\(reason))")
-                case let .interruption(interruption):
-                    status.note("interruption \(interruption.type)")
-                case let .peerHold(_, held):
-                    status.note(held ? "the peer put the call on hold" : "the peer took the call off hold")
-                }
-            }
-        }
+        let events = Task { await showEvents(of: endpoint, on: status) }
 
         let connected = ContinuousClock.now
-        var hangUp = false
-        while !call.state.isEnded, !hangUp {
-            try? await Task.sleep(for: .milliseconds(200))
-            for action in actions.drain() {
-                switch action {
-                case .hangUp: hangUp = true
-                case .dtmf(let key):
-                    do { try await call.sendDTMF(String(key)) } catch { status.note("\(error)") }
-                    continue
-                default: break
-                }
-                status.note(endpoint.perform(action))
-            }
-            if let seconds = options.seconds, connected.duration(to: .now) >= .seconds(seconds) { hangUp = true }
-            status.show([("call", await call.statistics)])
-        }
+        await run(call, on: endpoint, from: connected, for: options.seconds, actions: actions, status: status)
         status.finish()
         await call.hangUp()  // nothing to do when the peer already did
         let reason = await call.ended()
@@ -85,6 +50,54 @@ enum PhoneCall {
                            ended: "\(reason)", sessionActive: endpoint.session.isActive,
                            seconds: duration.seconds, dtmfReceived: received.withLock { $0 },
                            output: written)
+    }
+
+    /// A key on the terminal, as an action for the call's loop.
+    private static func keyPressed(_ key: Character, _ actions: ActionQueue) {
+        switch key {
+        case "s": actions.push(.toggleSpeaker)
+        case "p": actions.push(.toggleProximity)
+        case "h": actions.push(.toggleHeadset)
+        case "q": actions.push(.hangUp)
+        case "0"..."9", "*", "#": actions.push(.dtmf(key))
+        default: break
+        }
+    }
+
+    /// Route changes, interruptions and the peer's hold, on the status line.
+    private static func showEvents(of endpoint: PhoneEndpoint, on status: StatusLine) async {
+        for await event in endpoint.controller.events {
+            switch event {
+            case let .routeChanged(reason, route):
+                status.note("route: \(route.outputs.map(\.portType.rawValue).joined(separator: "+")) (\(reason))")
+            case let .interruption(interruption):
+                status.note("interruption \(interruption.type)")
+            case let .peerHold(_, held):
+                status.note(held ? "the peer put the call on hold" : "the peer took the call off hold")
+            }
+        }
+    }
+
+    /// Takes the actions and shows the statistics every 200 ms until the call ends, an action
+    /// hangs up, or `seconds` have passed since `connected`.
+    private static func run(_ call: Call, on endpoint: PhoneEndpoint, from connected: ContinuousClock.Instant,
+                            for seconds: Double?, actions: ActionQueue, status: StatusLine) async {
+        var hangUp = false
+        while !call.state.isEnded, !hangUp {
+            try? await Task.sleep(for: .milliseconds(200))
+            for action in actions.drain() {
+                switch action {
+                case .hangUp: hangUp = true
+                case .dtmf(let key):
+                    do { try await call.sendDTMF(String(key)) } catch { status.note("\(error)") }
+                    continue
+                default: break
+                }
+                status.note(endpoint.perform(action))
+            }
+            if let seconds, connected.duration(to: .now) >= .seconds(seconds) { hangUp = true }
+            status.show([("call", await call.statistics)])
+        }
     }
 }
 

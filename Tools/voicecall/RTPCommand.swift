@@ -104,34 +104,15 @@ struct RTPEndpointCommand: ParsableCommand {
         let duration = seconds ?? (input == nil ? 10 : Double(speech.count) / Double(rate) + 1.5)
 
         let opus = self.opus
-
-        // The impairment relay sits between our RTP socket and the remote (and any tee).
-        let profile = ImpairmentProfile(delayMs: delayMs, jitterMs: jitterMs, lossPercent: loss,
-                                        reorderPercent: reorderPercent, duplicatePercent: duplicatePercent)
-        var relay: ImpairmentRelay?
-        if profile != .none || !teeAddresses.isEmpty {
-            relay = try ImpairmentRelay(listen: localAddress.with(port: 0), targets: [remoteAddress] + teeAddresses,
-                                        forward: profile, seed: seed)
-        }
-        var config = RTPSessionConfiguration(localAddress: localAddress,
-                                             remoteAddress: relay?.listenAddress ?? remoteAddress,
-                                             rtcpMux: rtcpMux, payloadType: payloadType, opus: opus)
-        config.remoteRTCPAddress = rtcpMux ? remoteAddress : remoteAddress.with(port: remoteAddress.port &+ 1)
-        let session = try RTPSession(configuration: config)
-
+        let relay = try makeRelay(listen: localAddress, targets: [remoteAddress] + teeAddresses)
+        let session = try makeSession(local: localAddress, remote: remoteAddress, relay: relay)
         if let sdpOut {
             let sdp = OpusSDP.receiverDescription(destination: remoteAddress, payloadType: payloadType,
                                                   configuration: opus, rtcpMux: rtcpMux)
             try sdp.text.write(toFile: sdpOut, atomically: true, encoding: .utf8)
         }
-
         var sender = try session.makeSender()
-        var jitterConfig = JitterBufferConfiguration()
-        jitterConfig.useFEC = !codec.noFec
-        jitterConfig.fecDelay = fecDelay
-        jitterConfig.minimumDelayMs = minDelayMs
-        jitterConfig.initialDelayMs = max(jitterConfig.initialDelayMs, minDelayMs)
-        var jitter = try session.makeJitterBuffer(jitterConfig)
+        var jitter = try session.makeJitterBuffer(jitterConfiguration)
 
         relay?.start()
         session.start()
@@ -167,6 +148,31 @@ struct RTPEndpointCommand: ParsableCommand {
                                        localRTP: session.localAddress.description,
                                        localRTCP: session.localRTCPAddress.description)
         report.print(json: json)
+    }
+
+    /// The impairment relay between our RTP socket and the remote (and any tee), when one is asked for.
+    private func makeRelay(listen local: SocketAddress, targets: [SocketAddress]) throws -> ImpairmentRelay? {
+        let profile = ImpairmentProfile(delayMs: delayMs, jitterMs: jitterMs, lossPercent: loss,
+                                        reorderPercent: reorderPercent, duplicatePercent: duplicatePercent)
+        guard profile != .none || targets.count > 1 else { return nil }
+        return try ImpairmentRelay(listen: local.with(port: 0), targets: targets, forward: profile, seed: seed)
+    }
+
+    /// The RTP session, sending through `relay` when there is one; RTCP goes to the remote itself.
+    private func makeSession(local: SocketAddress, remote: SocketAddress, relay: ImpairmentRelay?) throws -> RTPSession {
+        var config = RTPSessionConfiguration(localAddress: local, remoteAddress: relay?.listenAddress ?? remote,
+                                             rtcpMux: rtcpMux, payloadType: payloadType, opus: opus)
+        config.remoteRTCPAddress = rtcpMux ? remote : remote.with(port: remote.port &+ 1)
+        return try RTPSession(configuration: config)
+    }
+
+    private var jitterConfiguration: JitterBufferConfiguration {
+        var configuration = JitterBufferConfiguration()
+        configuration.useFEC = !codec.noFec
+        configuration.fecDelay = fecDelay
+        configuration.minimumDelayMs = minDelayMs
+        configuration.initialDelayMs = max(configuration.initialDelayMs, minDelayMs)
+        return configuration
     }
 
     private static func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }

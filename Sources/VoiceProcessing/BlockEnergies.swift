@@ -1,7 +1,7 @@
-/// Sums of squares of a frame of the capture, the reference and the canceller's output, in
+/// Sums of squares of a block of the capture, the reference and the canceller's output, in
 /// 16-bit units. Thread safety: a pure function; nothing allocates.
 @inline(__always)
-func frameEnergies(_ capture: UnsafePointer<Int16>, _ reference: UnsafePointer<Int16>, _ output: UnsafePointer<Int16>,
+func blockEnergies(_ capture: UnsafePointer<Int16>, _ reference: UnsafePointer<Int16>, _ output: UnsafePointer<Int16>,
                    count: Int) -> (capture: Double, reference: Double, output: Double) {
     var sd = 0.0, sx = 0.0, se = 0.0
     for i in 0..<count {

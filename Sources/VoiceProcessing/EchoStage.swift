@@ -1,0 +1,206 @@
+import DSP
+
+/// The voice-processing unit's echo stage: the render history, the echo's delay and drift, the
+/// linear canceller, and what keeps the near end safe from it.
+///
+/// For each block of capture (`scratch.blockIn`) the reference is read from the history at the
+/// echo's delay (`EchoAlignment`: the device delay, refined by `DelayEstimator`, with clock drift
+/// from `DriftEstimator` followed by fractional, windowed-sinc reads), and the canceller removes
+/// the echo into `scratch.blockOut` (``cancel()``). `CancellerHealth` watches its input and output
+/// (ERLE, divergence) and `EchoPathDetector` whether there is an echo at all. Then
+/// ``protectNearEnd()`` passes the capture on untouched when there is no echo path, and until the
+/// canceller has converged lets `StartupEchoGate` hold the echo back.
+///
+/// Thread safety: I/O thread only (the unit's `process`); it allocates only in `init`.
+final class EchoStage {
+    let canceller: any EchoCanceller
+    private let block: Int
+    /// The processing rate, in Hz.
+    private let rate: Int
+    private let ring: ReferenceRing
+    private let estimator: DelayEstimator?
+    private let drift: DriftEstimator?
+    let alignment: EchoAlignment
+    let health: CancellerHealth
+    /// Whether the microphone hears the far end at all: with no echo path, nothing is gated or suppressed.
+    let echoPath: EchoPathDetector
+    /// Whether the capture, not the canceller's output, goes on (no echo path).
+    private var isPassingCapture = false
+    /// The canceller's own DC notch, for the capture passed on without it.
+    private var notch: DCNotch
+    /// Suppresses the echo until the canceller has converged (nil: none).
+    private let startupGate: StartupEchoGate?
+    /// How far ahead of the reference the startup gate also looks, in samples (40 ms).
+    private let startupGateLead: Double
+    private let scratch: ProcessingScratch
+    /// Capture samples (processing rate) consumed into blocks so far.
+    private(set) var captureIndex = 0
+    /// The reference delay of the last block, in samples.
+    private var lastDelay = 0.0
+    /// Canceller restarts so far (divergence, a moved reference, drift beyond interpolation).
+    private(set) var resets = 0
+
+    init(configuration c: VoiceProcessingConfiguration, block: Int, canceller: any EchoCanceller, gated: Bool,
+         scratch: ProcessingScratch) {
+        let fp = c.processingSampleRate
+        self.block = block
+        rate = fp
+        self.canceller = canceller
+        self.scratch = scratch
+        notch = DCNotch(sampleRate: fp)
+        let fixed: Double? = if case .fixed(seconds: let seconds) = c.delay { seconds * Double(fp) } else { nil }
+        alignment = EchoAlignment(sampleRate: fp, fixedDelay: fixed, followsDrift: c.compensatesDrift)
+        if fixed == nil {
+            estimator = DelayEstimator(processingRate: fp, maximumLag: c.maximumEchoDelaySeconds)
+            drift = c.compensatesDrift ? DriftEstimator(sampleRate: fp) : nil
+        } else {
+            estimator = nil
+            drift = nil
+        }
+        // History for the largest delay the estimator can report, plus a period.
+        let maxDelay = (fixed ?? 0) + Double(estimator?.maximumMinimumLag ?? 0) + c.maximumEchoDelaySeconds * Double(fp)
+        ring = ReferenceRing(span: Int(maxDelay) + 2 * scratch.capacity)
+        health = CancellerHealth(blockSize: block, sampleRate: fp)
+        echoPath = EchoPathDetector(blockSize: block, sampleRate: fp)
+        startupGate = gated ? StartupEchoGate(blockSize: block, sampleRate: fp) : nil
+        startupGateLead = 0.04 * Double(fp)
+    }
+
+    /// Whether an echo path may be there (present, or not yet known).
+    var hasEchoPath: Bool { echoPath.state != .absent }
+
+    /// A render period at the processing rate (full scale 1), into the history and the delay estimator.
+    func pushRender(_ samples: UnsafePointer<Float>, _ count: Int) {
+        ring.write(samples, count)
+        estimator?.pushRender(samples, count)
+    }
+
+    /// The device's round trip (`deviceDelay` samples at the processing rate): the echo is
+    /// searched from 50 ms under it.
+    func updateDevice(delay deviceDelay: Double) {
+        alignment.updateDevice(delay: deviceDelay, at: captureIndex)
+        if let device = alignment.deviceDelay {
+            estimator?.setSearchStart(Int(device) - 50 * rate / 1000)
+        }
+    }
+
+    /// Cancels the echo in `scratch.blockIn` into `scratch.blockOut` (the linear output), and
+    /// updates the health, the echo-path detector, the delay and the drift.
+    func cancel() {
+        let n0 = captureIndex
+        lastDelay = readReference(at: n0)
+        canceller.cancel(capture: UnsafeBufferPointer(start: scratch.blockIn, count: block),
+                         reference: UnsafeBufferPointer(start: scratch.blockReference, count: block),
+                         output: UnsafeMutableBufferPointer(start: scratch.blockOut, count: block))
+        // With no echo path the canceller's output is not used (below), so a divergence there
+        // does not matter; resetting it would only put it back into its fastest adaptation.
+        if health.update(capture: scratch.blockIn, reference: scratch.blockReference, output: scratch.blockOut) == .diverged
+            && hasEchoPath {
+            restartCanceller()
+        }
+        echoPath.endBlock(farActive: health.isFarActive)
+        estimateDelay(at: n0)
+    }
+
+    /// After ``cancel()``: the capture itself when there is no echo path, and the startup gate
+    /// over the canceller's output until it has converged. Ends the block.
+    func protectNearEnd() {
+        passCaptureWithoutEcho()
+        if let startupGate, startupGate.isActive, hasEchoPath {
+            // The far end 40 ms ahead of the reference too, in case the delay (not yet estimated
+            // at the start) is placed late and the echo comes before its reference.
+            let lead = max(0, (lastDelay - startupGateLead).rounded(.down))
+            ring.read(from: Double(captureIndex) - lead, step: 1, count: block, into: scratch.referenceFloat)
+            startupGate.process(reference: scratch.blockReference, capture: scratch.blockIn, output: scratch.blockOut,
+                                leadingReference: scratch.referenceFloat)
+        }
+        captureIndex += block
+    }
+
+    /// The canceller's filter no longer fits the echo (it diverged, or the reference moved): start
+    /// it over, with the startup gate holding the echo back until it has converged again.
+    private func restartCanceller() {
+        canceller.reset()
+        startupGate?.rearm()
+        health.reset()
+        resets += 1
+    }
+
+    /// Reads the block's reference from the ring at the echo's delay (fractional when drifting)
+    /// into `scratch.blockReference`; returns the delay used.
+    private func readReference(at n0: Int) -> Double {
+        var d = alignment.delay(at: n0)
+        var step = 1 - alignment.slope
+        // Without drift the reference is read at whole samples: a fraction of a sample of
+        // delay is part of the echo path the canceller models anyway.
+        if alignment.slope == 0 { d = d.rounded() }
+        if d < Double(SincKernel.halfTaps) {
+            d = d.rounded(.down)
+            step = 1
+        }
+        ring.read(from: Double(n0) - d, step: step, count: block, into: scratch.referenceFloat)
+        for i in 0..<block {
+            scratch.blockReference[i] = Int16(clamping: Int((scratch.referenceFloat[i] * 32768).rounded()))
+        }
+        return d
+    }
+
+    /// Delay and drift, from the raw streams: the estimator's hop (when one completes) moves the
+    /// alignment, tells the echo-path detector, and feeds the drift estimator.
+    private func estimateDelay(at n0: Int) {
+        guard let estimator else { return }
+        for i in 0..<block { scratch.captureFloat[i] = Float(scratch.blockIn[i]) * (1 / 32768) }
+        guard let e = estimator.pushCapture(scratch.captureFloat, block) else { return }
+        echoPath.hop(confidence: e.confidence, cancellerERLE: health.erleDB)
+        // Without an echo path a chance peak may move the reference; the canceller's output
+        // is not used then, and a real echo's first peak re-places it (and resets) anyway.
+        if alignment.updateEstimate(delay: e.delay, onset: e.onset, confidence: e.confidence, at: e.time) && hasEchoPath {
+            restartCanceller()
+        }
+        if let drift, let tracked = e.trackedDelay {
+            drift.add(time: e.time, delay: tracked)
+            if drift.isConfident {
+                alignment.setSlope(drift.significantSlope, at: n0 + block)
+                if alignment.keepInterpolable(at: n0 + block) { restartCanceller() }
+            }
+        }
+    }
+
+    /// With no echo path, the microphone goes on as it is: a canceller with nothing to cancel
+    /// still adapts to chance correlations between the near end and the far end, and in echo-free
+    /// double talk SpeexDSP's MDF then added a far-end-shaped error only 7 dB under the near end
+    /// (`aecbench suite`, `echofree`). It keeps running on the side, so the echo-path detector
+    /// and the canceller's ERLE still see an echo that appears. Switches crossfade over a block.
+    private func passCaptureWithoutEcho() {
+        // The notch runs on every block, so its state has settled whenever it is switched in.
+        notch.process(scratch.blockIn, into: scratch.notched, count: block)
+        let pass = !hasEchoPath
+        guard pass || isPassingCapture else { return }
+        if pass == isPassingCapture {
+            scratch.blockOut.update(from: scratch.notched, count: block)
+            return
+        }
+        let step = 1 / Float(block)
+        for i in 0..<block {
+            let w = pass ? step * Float(i + 1) : 1 - step * Float(i + 1)
+            scratch.blockOut[i] = Int16(clamping: Int((w * Float(scratch.notched[i]) + (1 - w) * Float(scratch.blockOut[i])).rounded()))
+        }
+        isPassingCapture = pass
+    }
+
+    /// Starts over: history, delay, drift, detectors and the canceller (the device and its delays
+    /// may have changed).
+    func restart() {
+        ring.reset()
+        estimator?.reset()
+        drift?.reset()
+        alignment.reset()
+        health.reset()
+        echoPath.reset()
+        isPassingCapture = false
+        notch.reset()
+        canceller.reset()
+        startupGate?.rearm()
+        captureIndex = 0
+    }
+}

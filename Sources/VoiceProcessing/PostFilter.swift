@@ -1,0 +1,62 @@
+import SpeexDSP
+
+/// The voice-processing unit's post-filter: SpeexDSP's preprocessor after the echo stage, for
+/// residual echo suppression (from the linear canceller's state, and only where there is an
+/// echo path), noise suppression, AGC, and the speech decision from its probability.
+///
+/// Thread safety: I/O thread only (the unit's `process`); it does not allocate after `init`.
+final class PostFilter {
+    private var preprocessor: SpeexPreprocessor
+    /// The canceller whose state the preprocessor reads for residual echo suppression (nil: none),
+    /// and whether it is attached now (it is detached while the echo path is absent).
+    private let suppressionSource: SpeexMDFEchoCanceller?
+    private var isSuppressionAttached = false
+    private var speechDetector: SpeechDetector
+    private var appliedAGC: Bool
+    private let block: Int
+
+    init(configuration c: VoiceProcessingConfiguration, block: Int, canceller: any EchoCanceller) throws(VoiceProcessingError) {
+        do {
+            preprocessor = try c.makePreprocessor(blockSize: block, sampleRate: c.processingSampleRate)
+        } catch { throw VoiceProcessingError("SpeexDSP: \(error)") }
+        suppressionSource = c.suppressesResidualEcho ? canceller as? SpeexMDFEchoCanceller : nil
+        if let suppressionSource {
+            preprocessor.attach(suppressionSource.canceller)
+            isSuppressionAttached = true
+        }
+        speechDetector = SpeechDetector(start: preprocessor.speechProbabilityStart,
+                                        continuing: preprocessor.speechProbabilityContinue)
+        appliedAGC = c.agcEnabled
+        self.block = block
+    }
+
+    /// Residual echo suppression only where there is an echo: SpeexDSP's follows the far end's
+    /// activity through the canceller's state even when the microphone holds none of it, and
+    /// then eats into the near end. Detached, the preprocessor's echo estimate is zero at once
+    /// (noise suppression and AGC go on as before); attached again, it restarts from the
+    /// canceller's current residual.
+    func follow(echoPath: Bool) {
+        guard let suppressionSource, echoPath != isSuppressionAttached else { return }
+        if echoPath { preprocessor.attach(suppressionSource.canceller) } else { preprocessor.detachEchoCanceller() }
+        isSuppressionAttached = echoPath
+    }
+
+    /// Filters one block in place; returns whether it holds speech.
+    func process(_ samples: UnsafeMutablePointer<Int16>) -> Bool {
+        _ = preprocessor.process(UnsafeMutableBufferPointer(start: samples, count: block))
+        return speechDetector.update(probability: preprocessor.speechProbability)
+    }
+
+    /// Switches AGC when another thread asked for it.
+    func applyAGC(_ enabled: Bool) {
+        guard enabled != appliedAGC else { return }
+        // A ctl call; it cannot fail for a valid state (only a failure would build an error).
+        try? preprocessor.setAGC(enabled)
+        appliedAGC = enabled
+    }
+
+    /// Starts the speech decision over (the streams restarted).
+    func restart() {
+        speechDetector.reset()
+    }
+}
