@@ -215,17 +215,22 @@ public struct RTPSender: ~Copyable {
     private let state: RTPSessionState?
     private let datagram: UnsafeMutableRawBufferPointer
     private var reportsSeen = 0
+    /// The codec frame being filled from periods (``send(period:now:)``), and how much of it is.
+    private let frame: UnsafeMutableBufferPointer<Int16>
+    private var frameFill = 0
     /// Where keys come from, their payload type and the event schedule; nil: none negotiated.
     private var telephoneEvents: (keys: TelephoneEventQueue, payloadType: UInt8, sender: TelephoneEventSender)?
 
     /// Creates a send path that sends to `destination` through `socket`; `state`
     /// receives the counters for sender reports and supplies RTCP loss reports.
     public init(encoder: consuming OpusRTPEncoder, socket: UDPSocket, destination: SocketAddress, state: RTPSessionState? = nil) {
+        frame = .allocate(capacity: encoder.configuration.framesPerPacket)
         self.encoder = encoder
         self.socket = socket
         self.destination = destination
         self.state = state
         datagram = .allocate(byteCount: OpusRTPEncoder.maxDatagramSize, alignment: 16)
+        frame.initialize(repeating: 0)
     }
 
     /// Sends the keys `queue` gets as telephone events in `format`, in place of audio.
@@ -234,7 +239,10 @@ public struct RTPSender: ~Copyable {
                            TelephoneEventSender(frameDuration: encoder.configuration.timestampIncrement, clockRate: format.clockRate))
     }
 
-    deinit { datagram.deallocate() }
+    deinit {
+        datagram.deallocate()
+        frame.deallocate()
+    }
 
     /// The SSRC this stream sends with.
     public var ssrc: UInt32 { encoder.packetizer.ssrc }
@@ -245,7 +253,32 @@ public struct RTPSender: ~Copyable {
     /// The encoder's lookahead (the delay it adds), in frames per channel.
     public var lookaheadFrames: Int { encoder.lookaheadFrames }
 
-    /// Encodes and sends one frame; `now` is the monotonic time in nanoseconds.
+    /// Takes a period of any length (an I/O period need not be a codec frame) and sends each
+    /// codec frame it completes, as ``send(_:now:)`` does; the rest waits for the next period.
+    /// `now` is the monotonic time in nanoseconds.
+    /// - Returns: how many codec frames this period completed.
+    @discardableResult
+    public mutating func send(period pcm: UnsafeBufferPointer<Int16>, now: UInt64) -> Int {
+        var offset = 0, completed = 0
+        while offset < pcm.count {
+            let n = min(frame.count - frameFill, pcm.count - offset)
+            _ = UnsafeMutableBufferPointer(rebasing: frame[frameFill..<(frameFill + n)])
+                .update(fromContentsOf: UnsafeBufferPointer(rebasing: pcm[offset..<(offset + n)]))
+            frameFill += n
+            offset += n
+            if frameFill == frame.count {
+                _ = send(UnsafeBufferPointer(frame), now: now)
+                frameFill = 0
+                completed += 1
+            }
+        }
+        return completed
+    }
+
+    /// Forgets a codec frame that ``send(period:now:)`` had begun (the audio stopped and starts again).
+    public mutating func discardPartialFrame() { frameFill = 0 }
+
+    /// Encodes and sends one codec frame; `now` is the monotonic time in nanoseconds.
     public mutating func send(_ pcm: UnsafeBufferPointer<Int16>, now: UInt64) -> RTPSendOutcome {
         if let state {
             if let moved = state.peer.read(newerThan: &peerVersion) { destination = moved.rtp }

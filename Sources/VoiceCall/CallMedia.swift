@@ -12,13 +12,13 @@ import VoiceProcessing
 /// Per period, on the I/O thread (``process(_:)``): received packets move from the
 /// network thread's ring into the jitter buffer, which fills the playback period; the
 /// capture period is cleaned by the voice-processing unit against that playback (the
-/// echo reference, aligned by the device's round trip); whole codec frames of the
-/// uplink are encoded and sent with a non-blocking socket.
+/// echo reference, aligned by the device's round trip); the sender cuts the uplink into
+/// codec frames, encodes them and sends them with a non-blocking socket.
 ///
 /// Thread safety: ``start()``, ``pauseAudio()``, ``resumeAudio()`` and ``stop()`` from the
 /// call controller; ``process(_:)`` only on the I/O thread; the meters and counters from any thread.
 final class CallMedia: @unchecked Sendable {
-    // @unchecked: `sender`, `jitter` and the uplink FIFO are touched only by the I/O thread
+    // @unchecked: `sender` and `jitter` are touched only by the I/O thread
     // (engine running) or by the controller while the engine is stopped; shared values are atomics.
     let rtp: RTPSession
     let voice: VoiceProcessingUnit
@@ -31,8 +31,6 @@ final class CallMedia: @unchecked Sendable {
 
     private var sender: RTPSender
     private var jitter: JitterBuffer
-    private let uplink: UnsafeMutableBufferPointer<Int16>
-    private var uplinkFill = 0
     private let capturesSilence: Atomic<Bool>
     private let capturePower = Atomic<UInt32>(0)     // Float bits: mean square over the call so far (full scale 1)
     private let playbackPower = Atomic<UInt32>(0)
@@ -74,15 +72,12 @@ final class CallMedia: @unchecked Sendable {
         self.capturesSilence = Atomic(capturesSilence)
         sampleRate = UInt64(rate)
         codecLookaheadMs = Double(sender.lookaheadFrames) * 1000 / Double(rate)
-        uplink = .allocate(capacity: rtp.configuration.opus.framesPerPacket)
-        uplink.initialize(repeating: 0)
         uplinkRecording = .allocate(capacity: max(1, Int(recordUplinkSeconds * Double(rate))))
         uplinkRecording.initialize(repeating: 0)
     }
 
     deinit {
         engine?.stop()
-        uplink.deallocate()
         uplinkRecording.deallocate()
     }
 
@@ -114,7 +109,7 @@ final class CallMedia: @unchecked Sendable {
             }
         }
         guard let engine, !engine.isRunning else { return }
-        uplinkFill = 0
+        sender.discardPartialFrame()
         do { try engine.start() } catch { throw .media("\(error)") }
     }
 
@@ -173,18 +168,7 @@ final class CallMedia: @unchecked Sendable {
                 .update(fromContentsOf: cycle.capture)
             uplinkRecorded.store(recorded + cycle.capture.count, ordering: .releasing)
         }
-        var offset = 0
-        while offset < cycle.capture.count {
-            let n = min(uplink.count - uplinkFill, cycle.capture.count - offset)
-            _ = UnsafeMutableBufferPointer(rebasing: uplink[uplinkFill..<(uplinkFill + n)])
-                .update(fromContentsOf: UnsafeBufferPointer(rebasing: cycle.capture[offset..<(offset + n)]))
-            uplinkFill += n
-            offset += n
-            if uplinkFill == uplink.count {
-                _ = sender.send(UnsafeBufferPointer(uplink), now: timing.hostTimeNanoseconds)
-                uplinkFill = 0
-            }
-        }
+        sender.send(period: UnsafeBufferPointer(cycle.capture), now: timing.hostTimeNanoseconds)
 
         let periods = Double(processedPeriods.add(1, ordering: .relaxed).newValue)
         captureEnergy += Double(Self.meanSquare(cycle.capture))

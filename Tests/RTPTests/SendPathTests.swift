@@ -123,6 +123,39 @@ struct SendPathTests {
         #expect(state.snapshot.framesEncoded == 400 && state.snapshot.framesEncodedWithFEC == 400)
     }
 
+    @Test("Periods that are not codec frames: every whole frame is sent, in order, with the audio it holds")
+    func periodsIntoCodecFrames() throws {
+        let sink = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        let state = RTPSessionState()
+        var sender = try Self.sender(to: sink, state: state)
+        // 15 ms periods against 20 ms codec frames (320 samples at 16 kHz): 4 periods, 3 frames.
+        let tone = (0..<(240 * 40)).map { Int16(truncatingIfNeeded: ($0 % 37) * 400 - 7200) }
+        var completed = 0
+        for k in 0..<40 {
+            tone.withUnsafeBufferPointer { pcm in
+                completed += sender.send(period: UnsafeBufferPointer(rebasing: pcm[(k * 240)..<((k + 1) * 240)]),
+                                         now: UInt64(k) * 15_000_000)
+            }
+        }
+        #expect(completed == 30)
+        #expect(state.snapshot.packetsSent == 30)
+        // A resumed stream starts a new frame: the 240 samples held are dropped, not sent late.
+        sender.discardPartialFrame()
+        tone.withUnsafeBufferPointer { pcm in
+            #expect(sender.send(period: UnsafeBufferPointer(rebasing: pcm[0..<240]), now: 0) == 0)
+            #expect(sender.send(period: UnsafeBufferPointer(rebasing: pcm[240..<320]), now: 0) == 1)
+        }
+        // Every frame went out, one packet each, in order.
+        let receive = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
+        defer { receive.deallocate() }
+        var sequence: [UInt16] = []
+        while case let .datagram(length, _, _) = sink.receiveNow(into: receive) {
+            sequence.append(try RTPPacket.parse(Array(receive[0..<length])).header.sequenceNumber)
+        }
+        #expect(sequence.count == 31)
+        #expect(zip(sequence, sequence.dropFirst()).allSatisfy { $1 == $0 &+ 1 })
+    }
+
     @Test("A paused sender sends nothing and codes nothing; after it, the timestamp has moved on and the marker is set")
     func pausedSenderSkipsFrames() throws {
         let sink = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
