@@ -69,7 +69,8 @@ final class NearEndBandDetector {
     }
 
     deinit {
-        for p in [capture, reference, lead, envelope, noise, roomPower, logGain, logSpread] { p.deallocate() }
+        capture.deallocate(); reference.deallocate(); lead.deallocate(); envelope.deallocate()
+        noise.deallocate(); roomPower.deallocate(); logGain.deallocate(); logSpread.deallocate()
         learned.deallocate()
     }
 
