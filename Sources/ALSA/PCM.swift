@@ -36,6 +36,8 @@ public struct PCM: ~Copyable {
     /// lets one direction trickle (a write that creeps in while the server stops) is still
     /// caught one timeout after the stream last moved, not one timeout per call.
     private var lastCompleted: UInt64?
+    /// The waits of a non-blocking PCM, one `poll` at a time.
+    private let poller = PCMPoll()
 
     /// Opens a PCM defined by the system's ALSA configuration (`default`, `pulse`, `hw:0,0`, `plughw:1`, ...).
     ///
@@ -142,7 +144,7 @@ public struct PCM: ~Copyable {
 
     /// Reads `frames` interleaved frames into `buffer`, blocking until they are all read
     /// (or, when opened non-blocking, until no more are ready, or with ``ioTimeoutMilliseconds``
-    /// until all are read, waiting in `snd_pcm_wait` until one timeout after the last whole
+    /// until all are read, waiting on its poll descriptors until one timeout after the last whole
     /// transfer on this PCM, and at least a quarter of it from now).
     ///
     /// Overruns are recovered and counted, never thrown; a device that completes no transfer within
@@ -200,9 +202,12 @@ public struct PCM: ~Copyable {
             deadline = end
             guard now < end else { throw ALSAError(code: -ETIMEDOUT, context: "\(operation) '\(name)': no progress for \(timeout) ms") }
             if readyButIdle { Self.pause() }
-            let r = snd_pcm_wait(handle, Int32(min(end - now, Self.waitSliceMilliseconds)))
-            if r < 0 { try recover(r, attempt: &recoveries) }
-            readyButIdle = r > 0
+            let slice = Int32(min(end - now, Self.waitSliceMilliseconds))
+            switch poller.wait(handle, availMin: max(1, parameters.periodFrames), milliseconds: slice) {
+            case .failed(let error): try recover(error, attempt: &recoveries)
+            case .ready, .notReady: readyButIdle = true
+            case .timedOut: readyButIdle = false
+            }
         }
         if done == frames { lastCompleted = Self.monotonicMilliseconds() }
         return done
@@ -215,10 +220,10 @@ public struct PCM: ~Copyable {
         return max(fromLast, now + UInt64(timeout / 4))
     }
 
-    /// The longest single `snd_pcm_wait`. alsa-lib polls again with the *whole* timeout after a
-    /// wakeup the plugin filters out (its eventfd fired with too few frames) or after `EINTR`, so
-    /// one long wait can overrun the deadline by up to its own length; short slices bound that.
-    static let waitSliceMilliseconds: UInt64 = 50
+    /// The longest single wait before the transfer is tried again: a plugin may have frames
+    /// ready without waking its poll descriptor (the pipewire plugin did, under a stalled
+    /// server), and frames taken late push the stall's detection back by as much.
+    static let waitSliceMilliseconds: UInt64 = 20
 
     /// Recoveries in a row without a frame moved before the device counts as gone: a server that
     /// died leaves its plugin in an xrun that every recovery brings straight back.

@@ -204,8 +204,9 @@ public enum RTPSendOutcome: Sendable, Equatable {
 
 /// The send path of a call, for the I/O thread: encode, packetize, send without blocking.
 ///
-/// Thread safety: not thread-safe; owned by the I/O thread. ``send(_:now:)`` does not
-/// allocate, lock or block (real-time safe).
+/// Thread safety: not thread-safe; owned by the I/O thread. ``send(_:now:)`` and
+/// ``send(period:now:)`` do not allocate, lock or block (real-time safe). Use one of the two for
+/// a stream: a whole frame sent while ``send(period:now:)`` holds part of one goes out first.
 public struct RTPSender: ~Copyable {
     private var encoder: OpusRTPEncoder
     private let socket: UDPSocket
@@ -224,7 +225,7 @@ public struct RTPSender: ~Copyable {
     /// Creates a send path that sends to `destination` through `socket`; `state`
     /// receives the counters for sender reports and supplies RTCP loss reports.
     public init(encoder: consuming OpusRTPEncoder, socket: UDPSocket, destination: SocketAddress, state: RTPSessionState? = nil) {
-        frame = .allocate(capacity: encoder.configuration.framesPerPacket)
+        frame = .allocate(capacity: encoder.configuration.framesPerPacket * encoder.configuration.channels)
         self.encoder = encoder
         self.socket = socket
         self.destination = destination
@@ -253,7 +254,8 @@ public struct RTPSender: ~Copyable {
     /// The encoder's lookahead (the delay it adds), in frames per channel.
     public var lookaheadFrames: Int { encoder.lookaheadFrames }
 
-    /// Takes a period of any length (an I/O period need not be a codec frame) and sends each
+    /// Takes a period of any length (an I/O period need not be a codec frame; interleaved
+    /// samples when the codec runs in stereo) and sends each
     /// codec frame it completes, as ``send(_:now:)`` does; the rest waits for the next period.
     /// `now` is the monotonic time in nanoseconds.
     /// - Returns: how many codec frames this period completed.

@@ -6,12 +6,12 @@ import DSP
 /// - divergence: its output louder than its input (+3 dB) for a tenth of a second, which only
 ///   a wrong filter does;
 /// - collapse: once it has converged (ERLE of 15 dB over about a second), removing nothing at
-///   all (output as loud as input in two 0.2 s blocks of far-end activity in a row, with the
+///   all (output as loud as input in two 0.2 s windows of far-end activity in a row, with the
 ///   capture no more than 6 dB above the echo return learned at convergence), which is what
 ///   an echo-path change does (the phone moved, a door opened). In double talk the
 ///   near end is in both the input and the output, so a filter that still fits takes the echo
 ///   out and the output stays below the input; one that mis-adapts can match it for a moment,
-///   which is why one block is not enough.
+///   which is why one window is not enough.
 ///
 /// Thread safety: not thread-safe; used by the I/O thread only. Nothing allocates.
 final class CancellerHealth {
@@ -33,20 +33,20 @@ final class CancellerHealth {
     /// Capture over reference energy when it converged: the echo's return, with what near-end
     /// speech there was.
     private var echoReturn = 0.0
-    /// Input, output and reference energies over the last ``collapseBlocks`` far-end blocks.
+    /// Input, output and reference energies over the last ``blocksPerWindow`` far-end blocks.
     private var recent = (capture: 0.0, output: 0.0, reference: 0.0)
     private var recentBlocks = 0
-    private var collapsedBlocks = 0
-    /// Blocks of 0.2 s in a row that must remove nothing: 0.4 s. One block fired once in
+    private var collapsedWindows = 0
+    /// Windows of 0.2 s in a row that must remove nothing: 0.4 s. One window fired once in
     /// double talk in `aecbench suite` (base, seed 1: the canceller mis-adapts for a moment).
-    static let collapseBlocks = 2
-    private let collapseBlocks: Int
+    static let collapseWindows = 2
+    private let blocksPerWindow: Int
     static let convergedERLE = 15.0
 
     init(blockSize: Int, sampleRate: Int) {
         self.blockSize = blockSize
         farThreshold = Double(blockSize) * 32768 * 32768 * 1e-5
-        collapseBlocks = max(1, sampleRate / 5 / blockSize)  // 0.2 s
+        blocksPerWindow = max(1, sampleRate / 5 / blockSize)  // 0.2 s
     }
 
     /// The linear stage's echo return loss enhancement, dB (nil before far-end activity).
@@ -87,7 +87,7 @@ final class CancellerHealth {
             sinceReset.output += a * (se - sinceReset.output)
             sinceReset.reference += a * (sx - sinceReset.reference)
             sinceReset.blocks += 1
-            hasConverged = sinceReset.blocks >= 5 * collapseBlocks
+            hasConverged = sinceReset.blocks >= 5 * blocksPerWindow
                 && sinceReset.capture > Self.convergedPower * sinceReset.output
             if hasConverged { echoReturn = sinceReset.capture / sinceReset.reference }
             return false
@@ -96,14 +96,14 @@ final class CancellerHealth {
         recent.output += se
         recent.reference += sx
         recentBlocks += 1
-        guard recentBlocks >= collapseBlocks else { return false }
+        guard recentBlocks >= blocksPerWindow else { return false }
         // A block whose capture is over 6 dB above the learned echo return holds near-end
         // speech (or a much louder echo): it says nothing about the filter, so it does not count.
         let echoOnly = recent.capture <= 4 * echoReturn * recent.reference
-        collapsedBlocks = echoOnly && recent.output >= recent.capture ? collapsedBlocks + 1 : 0
+        collapsedWindows = echoOnly && recent.output >= recent.capture ? collapsedWindows + 1 : 0
         recent = (0, 0, 0)
         recentBlocks = 0
-        return collapsedBlocks >= Self.collapseBlocks
+        return collapsedWindows >= Self.collapseWindows
     }
 
     private static let convergedPower = Math.pow(10, convergedERLE / 10)
@@ -115,6 +115,6 @@ final class CancellerHealth {
         sinceReset = (0, 0, 0, 0)
         recent = (0, 0, 0)
         recentBlocks = 0
-        collapsedBlocks = 0
+        collapsedWindows = 0
     }
 }

@@ -129,21 +129,23 @@ struct SendPathTests {
         let state = RTPSessionState()
         var sender = try Self.sender(to: sink, state: state)
         // 15 ms periods against 20 ms codec frames (320 samples at 16 kHz): 4 periods, 3 frames.
-        let tone = (0..<(240 * 40)).map { Int16(truncatingIfNeeded: ($0 % 37) * 400 - 7200) }
+        let tone = (0..<(240 * 41)).map { Int16(truncatingIfNeeded: ($0 % 37) * 400 - 7200) }
         var completed = 0
-        for k in 0..<40 {
+        for k in 0..<41 {
             tone.withUnsafeBufferPointer { pcm in
                 completed += sender.send(period: UnsafeBufferPointer(rebasing: pcm[(k * 240)..<((k + 1) * 240)]),
                                          now: UInt64(k) * 15_000_000)
             }
         }
+        // 41 periods: 30 frames sent, and 240 samples held for the next one.
         #expect(completed == 30)
         #expect(state.snapshot.packetsSent == 30)
-        // A resumed stream starts a new frame: the 240 samples held are dropped, not sent late.
+        // A resumed stream starts a new frame: the 240 samples held are dropped, not sent late
+        // (kept, the next 80 samples would complete a frame).
         sender.discardPartialFrame()
         tone.withUnsafeBufferPointer { pcm in
-            #expect(sender.send(period: UnsafeBufferPointer(rebasing: pcm[0..<240]), now: 0) == 0)
-            #expect(sender.send(period: UnsafeBufferPointer(rebasing: pcm[240..<320]), now: 0) == 1)
+            #expect(sender.send(period: UnsafeBufferPointer(rebasing: pcm[0..<80]), now: 0) == 0)
+            #expect(sender.send(period: UnsafeBufferPointer(rebasing: pcm[80..<320]), now: 0) == 1)
         }
         // Every frame went out, one packet each, in order.
         let receive = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
