@@ -14,6 +14,8 @@ final class PostFilter {
     private var speechDetector: SpeechDetector
     private var appliedAGC: Bool
     private let block: Int
+    /// The noise suppression's depth, from the capture's noise floor (nil: suppression off).
+    private var noiseDepth: NoiseDepth?
 
     init(configuration c: VoiceProcessingConfiguration, block: Int, canceller: any EchoCanceller) throws(VoiceProcessingError) {
         do {
@@ -28,6 +30,7 @@ final class PostFilter {
                                         continuing: preprocessor.speechProbabilityContinue)
         appliedAGC = c.agcEnabled
         self.block = block
+        noiseDepth = c.suppressesNoise ? NoiseDepth(blocksPerSecond: Double(c.processingSampleRate) / Double(block)) : nil
     }
 
     /// Residual echo suppression only where there is an echo: SpeexDSP's follows the far end's
@@ -41,8 +44,15 @@ final class PostFilter {
         isSuppressionAttached = echoPath
     }
 
-    /// Filters one block in place; returns whether it holds speech.
-    func process(_ samples: UnsafeMutablePointer<Int16>) -> Bool {
+    /// Filters one block in place; returns whether it holds speech. `capture` is the same block
+    /// as the microphone gave it, for the noise suppression's depth.
+    func process(_ samples: UnsafeMutablePointer<Int16>, capture: UnsafePointer<Int16>) -> Bool {
+        if noiseDepth != nil {
+            var energy = 0.0
+            for i in 0..<block { energy += Double(capture[i]) * Double(capture[i]) }
+            // A ctl call; it cannot fail for a depth in range (only a failure would build an error).
+            if let depth = noiseDepth?.update(energy: energy) { try? preprocessor.setNoiseSuppress(dB: -depth) }
+        }
         _ = preprocessor.process(UnsafeMutableBufferPointer(start: samples, count: block))
         return speechDetector.update(probability: preprocessor.speechProbability)
     }
@@ -58,5 +68,9 @@ final class PostFilter {
     /// Starts the speech decision over (the streams restarted).
     func restart() {
         speechDetector.reset()
+        if noiseDepth != nil {
+            noiseDepth?.reset()
+            try? preprocessor.setNoiseSuppress(dB: -NoiseDepth.maximumDB)
+        }
     }
 }

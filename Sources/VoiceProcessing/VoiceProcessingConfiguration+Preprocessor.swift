@@ -2,7 +2,8 @@ package import SpeexDSP
 
 extension VoiceProcessingConfiguration {
     /// The SpeexDSP preprocessor that runs after the canceller, set up as this configuration
-    /// says: noise suppression down to -20 dB, AGC up to 20 dB of gain. SpeexDSP's VAD flag stays
+    /// says: noise suppression down to -20 dB (the unit then sets the depth from the capture's noise
+    /// floor, `NoiseDepth`), AGC up to 20 dB of gain. SpeexDSP's VAD flag stays
     /// off (it only changes `process`'s return value, and prints a warning when set); the unit
     /// decides speech from the preprocessor's speech probability (``SpeechDetector``), which the
     /// AGC uses either way. Residual echo suppression needs the canceller: attach it when
