@@ -49,6 +49,9 @@ final class CancellerHealth {
         blocksPerWindow = max(1, sampleRate / 5 / blockSize)  // 0.2 s
     }
 
+    /// The last block's capture energy (16-bit units squared, summed), for whoever else needs it.
+    private(set) var captureEnergy = 0.0
+
     /// The linear stage's echo return loss enhancement, dB (nil before far-end activity).
     var erleDB: Double? {
         guard hasAverage, outputAverage > 0 else { return nil }
@@ -57,6 +60,7 @@ final class CancellerHealth {
 
     func update(capture: UnsafePointer<Int16>, reference: UnsafePointer<Int16>, output: UnsafePointer<Int16>) -> Verdict {
         let (sd, sx, se) = blockEnergies(capture, reference, output, count: blockSize)
+        captureEnergy = sd
         isFarActive = sx > farThreshold
         guard isFarActive else {
             divergentBlocks = 0

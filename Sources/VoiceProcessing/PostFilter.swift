@@ -44,15 +44,12 @@ final class PostFilter {
         isSuppressionAttached = echoPath
     }
 
-    /// Filters one block in place; returns whether it holds speech. `capture` is the same block
-    /// as the microphone gave it, for the noise suppression's depth.
-    func process(_ samples: UnsafeMutablePointer<Int16>, capture: UnsafePointer<Int16>) -> Bool {
-        if noiseDepth != nil {
-            var energy = 0.0
-            for i in 0..<block { energy += Double(capture[i]) * Double(capture[i]) }
-            // A ctl call; it cannot fail for a depth in range (only a failure would build an error).
-            if let depth = noiseDepth?.update(energy: energy) { try? preprocessor.setNoiseSuppress(dB: -depth) }
-        }
+    /// Filters one block in place; returns whether it holds speech. `captureEnergy` is the
+    /// block's energy as the microphone gave it (``CancellerHealth`` sums it already), for the
+    /// noise suppression's depth.
+    func process(_ samples: UnsafeMutablePointer<Int16>, captureEnergy: Double) -> Bool {
+        // A ctl call; it cannot fail for a depth in range (only a failure would build an error).
+        if let depth = noiseDepth?.update(energy: captureEnergy) { try? preprocessor.setNoiseSuppress(dB: -depth) }
         _ = preprocessor.process(UnsafeMutableBufferPointer(start: samples, count: block))
         return speechDetector.update(probability: preprocessor.speechProbability)
     }
