@@ -1,8 +1,10 @@
+import DSP
 import SpeexDSP
 
 /// The voice-processing unit's post-filter: SpeexDSP's preprocessor after the echo stage, for
 /// residual echo suppression (from the linear canceller's state, and only where there is an
-/// echo path), noise suppression, AGC, and the speech decision from its probability.
+/// echo path), noise suppression, AGC, and the speech decision from its probability; then
+/// comfort noise where the residual echo suppression took the room's noise away.
 ///
 /// Thread safety: I/O thread only (the unit's `process`); it does not allocate after `init`.
 final class PostFilter {
@@ -16,6 +18,8 @@ final class PostFilter {
     private let block: Int
     /// The noise suppression's depth, from the capture's noise floor (nil: suppression off).
     private var noiseDepth: NoiseDepth?
+    /// Fills the noise back in while residual echo suppression is attached (nil: it never is).
+    private let comfortNoise: ComfortNoise?
 
     init(configuration c: VoiceProcessingConfiguration, block: Int, canceller: any EchoCanceller) throws(VoiceProcessingError) {
         do {
@@ -31,6 +35,7 @@ final class PostFilter {
         appliedAGC = c.agcEnabled
         self.block = block
         noiseDepth = c.suppressesNoise ? NoiseDepth(blocksPerSecond: Double(c.processingSampleRate) / Double(block)) : nil
+        comfortNoise = suppressionSource.map { _ in ComfortNoise(blockSize: block, sampleRate: c.processingSampleRate) }
     }
 
     /// Residual echo suppression only where there is an echo: SpeexDSP's follows the far end's
@@ -44,14 +49,24 @@ final class PostFilter {
         isSuppressionAttached = echoPath
     }
 
-    /// Filters one block in place; returns whether it holds speech. `captureEnergy` is the
-    /// block's energy as the microphone gave it (``CancellerHealth`` sums it already), for the
-    /// noise suppression's depth.
-    func process(_ samples: UnsafeMutablePointer<Int16>, captureEnergy: Double) -> Bool {
+    /// Filters one block in place; returns whether it holds speech. `capture` is the block as
+    /// the microphone gave it and `captureEnergy` its energy (``CancellerHealth`` sums it
+    /// already), for the noise suppression's depth and the comfort noise's floor.
+    func process(_ samples: UnsafeMutablePointer<Int16>, capture: UnsafePointer<Int16>, captureEnergy: Double) -> Bool {
         // A ctl call; it cannot fail for a depth in range (only a failure would build an error).
         if let depth = noiseDepth?.update(energy: captureEnergy) { try? preprocessor.setNoiseSuppress(dB: -depth) }
         _ = preprocessor.process(UnsafeMutableBufferPointer(start: samples, count: block))
-        return speechDetector.update(probability: preprocessor.speechProbability)
+        let speech = speechDetector.update(probability: preprocessor.speechProbability)
+        comfortNoise?.process(samples, capture: capture, floorGain: isSuppressionAttached ? noiseFloorGain : 0)
+        return speech
+    }
+
+    /// The power gain the room's noise comes out of the preprocessor with: its suppression
+    /// depth and the AGC's gain.
+    private var noiseFloorGain: Double {
+        let depth = noiseDepth.map { Double($0.depthDB) } ?? 0
+        let agc = appliedAGC ? Double(preprocessor.agcGainDB) : 0
+        return Math.pow(10, (agc - depth) / 10)
     }
 
     /// Switches AGC when another thread asked for it.
@@ -65,6 +80,7 @@ final class PostFilter {
     /// Starts the speech decision over (the streams restarted).
     func restart() {
         speechDetector.reset()
+        comfortNoise?.reset()
         if noiseDepth != nil {
             noiseDepth?.reset()
             try? preprocessor.setNoiseSuppress(dB: -NoiseDepth.maximumDB)

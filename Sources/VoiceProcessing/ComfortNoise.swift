@@ -1,0 +1,177 @@
+import DSP
+
+/// Comfort noise: puts back the room's noise where suppression took it away with the echo.
+///
+/// SpeexDSP's preprocessor suppresses noise by its set depth, but where it suppresses residual
+/// echo it goes 40 dB down and takes the noise in those bins with it. So during far-end speech
+/// the output's noise floor comes and goes with the echo's envelope: the residual is no longer
+/// masked, and a listener hears the echo as the noise pumping. AECMOS hears the same: the
+/// chain's output with the noise added back scored 4.54 against 3.39 (`nonlinear`, seed 1).
+/// AEC3 fills in comfort noise for the same reason (`comfort_noise_generator.cc`).
+///
+/// Per block, band by band (about a Bark each from 100 Hz): the capture's noise floor (the
+/// band's power smoothed over about 100 ms, following any lower value at once and rising
+/// 0.5 dB a second, as ``NoiseDepth`` does; for steady noise 1 to 2 dB under its mean), times
+/// `floorGain` (the depth the noise is suppressed to) and ``levelDB``, is what the output
+/// should hold at least. Where the output holds less, noise with random phases fills the
+/// difference. A band that holds speech, or the suppressed noise itself, gets nothing: the
+/// fill only closes the holes residual echo suppression cuts, so it sits ``levelDB`` under the
+/// floor. Measured (`aecbench suite`, 3 seeds): 4 dB under it instead of 10 scored echo MOS
+/// 0.03 lower in `base` and double-talk PESQ-WB 0.03 lower in `doubletalk`, as the fill starts
+/// to raise the plain noise's own dips.
+///
+/// It adds no delay: the analysis looks at the block being output, and the noise is built by
+/// overlap-add (a sqrt-Hann window over two blocks), so half of it lands in the next block.
+///
+/// Thread safety: not thread-safe; the I/O thread only. Nothing allocates after `init`.
+final class ComfortNoise {
+    /// The fill's level against the suppressed noise floor, dB.
+    static let levelDB = -10.0
+    private static let edgesHz: [Double] = [100, 200, 300, 400, 510, 630, 770, 920, 1080, 1270, 1480, 1720,
+                                            2000, 2320, 2700, 3150, 3700, 4400, 5300, 6400, 8000]
+    let blockSize: Int
+    private let fft: RealFFT
+    private let bins: Int
+    private let bands: Int
+    private let firstBin: UnsafeMutablePointer<Int>
+    private let window: UnsafeMutablePointer<Float>
+    /// The analysis frame (two blocks, zero-padded to the transform's size) and the noise built.
+    private let frame, noise: UnsafeMutablePointer<Float>
+    private let re, im: UnsafeMutablePointer<Float>
+    /// The last block of capture and of output, the first half of each analysis frame.
+    private let lastCapture, lastOutput: UnsafeMutablePointer<Float>
+    /// Per band: the capture's smoothed power, its floor, and the output's power this block.
+    private let smoothed, floor, output: UnsafeMutablePointer<Double>
+    /// The second half of the last block's noise, added to this block.
+    private let tail: UnsafeMutablePointer<Float>
+    private let rise: Double
+    /// Turns a bin's wanted analysis power into the amplitude to synthesise it with.
+    private let amplitudeScale: Double
+    private let level = Math.pow(10, ComfortNoise.levelDB / 10)
+    private var started = false
+    private var random: UInt64 = 0x9E37_79B9_7F4A_7C15
+
+    init(blockSize: Int, sampleRate: Int) {
+        self.blockSize = blockSize
+        let length = 2 * blockSize
+        var size = 4
+        while size < length { size <<= 1 }
+        fft = RealFFT(size: size)
+        bins = size / 2 + 1
+        let binHz = Double(sampleRate) / Double(size)
+        var edges: [Int] = []
+        for hz in Self.edgesHz {
+            let bin = min(size / 2, Int((hz / binHz).rounded()))
+            if edges.last.map({ bin > $0 }) ?? true { edges.append(bin) }
+        }
+        bands = edges.count - 1
+        firstBin = .allocate(capacity: edges.count)
+        for (i, b) in edges.enumerated() { firstBin[i] = b }
+        window = .allocate(capacity: length)
+        for i in 0..<length { window[i] = Float(Math.sin(Double.pi * (Double(i) + 0.5) / Double(length))) }
+        // White noise of variance v analysed through the window has power v * length / 2 per bin;
+        // a bin of amplitude A synthesised at this size has variance A^2 / size.
+        amplitudeScale = 2 * Double(size) / Double(length)
+        rise = Math.pow(10, 0.05 * Double(blockSize) / Double(sampleRate))
+        frame = Self.zeroed(size); noise = Self.zeroed(size); re = Self.zeroed(bins); im = Self.zeroed(bins)
+        lastCapture = Self.zeroed(blockSize); lastOutput = Self.zeroed(blockSize); tail = Self.zeroed(blockSize)
+        smoothed = Self.zeroed(bands); floor = Self.zeroed(bands); output = Self.zeroed(bands)
+    }
+
+    deinit {
+        firstBin.deallocate(); window.deallocate(); frame.deallocate(); noise.deallocate(); re.deallocate(); im.deallocate()
+        lastCapture.deallocate(); lastOutput.deallocate(); tail.deallocate()
+        smoothed.deallocate(); floor.deallocate(); output.deallocate()
+    }
+
+    private static func zeroed<T: Numeric>(_ count: Int) -> UnsafeMutablePointer<T> {
+        let p = UnsafeMutablePointer<T>.allocate(capacity: count)
+        p.initialize(repeating: 0, count: count)
+        return p
+    }
+
+    /// Learns the noise floor from `capture` (the microphone's block) and fills `block` (the
+    /// suppressed output, in place) up to it. `floorGain` is the power gain the noise is meant
+    /// to come out with (the noise suppression's depth and the AGC's gain); 0 learns only.
+    func process(_ block: UnsafeMutablePointer<Int16>, capture: UnsafePointer<Int16>, floorGain: Double) {
+        learnFloor(capture)
+        analyze(history: lastOutput, UnsafePointer(block), into: output)
+        guard floorGain > 0 else { return addTail(to: block, filled: false) }
+        let filled = buildNoise(floorGain: floorGain * level)
+        addTail(to: block, filled: filled)
+    }
+
+    /// Starts over (the streams restarted): the floor is learned again.
+    func reset() {
+        started = false
+        lastCapture.update(repeating: 0, count: blockSize)
+        lastOutput.update(repeating: 0, count: blockSize)
+        tail.update(repeating: 0, count: blockSize)
+    }
+
+    private func learnFloor(_ capture: UnsafePointer<Int16>) {
+        analyze(history: lastCapture, capture, into: smoothed, smoothing: started ? 0.1 : 1)
+        for b in 0..<bands {
+            floor[b] = started ? min(smoothed[b], max(floor[b], 1) * rise) : smoothed[b]
+        }
+        started = true
+    }
+
+    /// The band powers of the last block and `block` through the window into `powers`, each
+    /// moved by `smoothing` of the way from its old value; `block` becomes the last.
+    private func analyze(history: UnsafeMutablePointer<Float>, _ block: UnsafePointer<Int16>,
+                         into powers: UnsafeMutablePointer<Double>, smoothing: Double = 1) {
+        for i in 0..<blockSize {
+            frame[i] = history[i] * window[i]
+            let x = Float(block[i])
+            frame[blockSize + i] = x * window[blockSize + i]
+            history[i] = x
+        }
+        fft.forward(frame, real: re, imaginary: im)
+        for b in 0..<bands {
+            var sum = 0.0
+            for k in firstBin[b]..<firstBin[b + 1] { sum += Double(re[k] * re[k] + im[k] * im[k]) }
+            powers[b] += smoothing * (sum - powers[b])
+        }
+    }
+
+    /// The spectrum of this block's noise into `re`/`im`, band by band; returns whether any band
+    /// needed some.
+    private func buildNoise(floorGain: Double) -> Bool {
+        re.update(repeating: 0, count: bins)
+        im.update(repeating: 0, count: bins)
+        var any = false
+        for b in 0..<bands {
+            let wanted = floor[b] * floorGain
+            guard wanted > output[b] else { continue }
+            let amplitude = (amplitudeScale * (wanted - output[b]) / Double(firstBin[b + 1] - firstBin[b])).squareRoot()
+            for k in firstBin[b]..<firstBin[b + 1] {
+                let phase = 2 * Double.pi * nextUniform()
+                re[k] = Float(amplitude * Math.cos(phase))
+                im[k] = Float(amplitude * Math.sin(phase))
+            }
+            any = true
+        }
+        return any
+    }
+
+    /// Adds the last block's tail to `block` and, if `filled`, this block's noise (whose second
+    /// half becomes the next tail).
+    private func addTail(to block: UnsafeMutablePointer<Int16>, filled: Bool) {
+        if filled { fft.inverse(real: re, imaginary: im, noise) }
+        for i in 0..<blockSize {
+            let now = filled ? noise[i] * window[i] : 0
+            let sum = Float(block[i]) + tail[i] + now
+            block[i] = Int16(clamping: Int(sum.rounded()))
+            tail[i] = filled ? noise[blockSize + i] * window[blockSize + i] : 0
+        }
+    }
+
+    /// A uniform number in [0, 1): xorshift64*, enough for phases.
+    private func nextUniform() -> Double {
+        random ^= random >> 12
+        random ^= random << 25
+        random ^= random >> 27
+        return Double((random &* 0x2545_F491_4F6C_DD1D) >> 11) / Double(1 << 53)
+    }
+}
