@@ -7,7 +7,7 @@ import DSP
 /// after `init`.
 final class BandPowers {
     /// Band edges in Hz: about one Bark each, the resolution at which two talkers' spectra differ.
-    private static let edgesHz: [Double] = [100, 200, 300, 400, 510, 630, 770, 920, 1080, 1270, 1480, 1720,
+    static let edgesHz: [Double] = [100, 200, 300, 400, 510, 630, 770, 920, 1080, 1270, 1480, 1720,
                                             2000, 2320, 2700, 3150, 3700, 4400, 5300, 6400, 8000]
     let blockSize: Int
     /// Number of bands.

@@ -27,8 +27,6 @@ import DSP
 final class ComfortNoise {
     /// The fill's level against the suppressed noise floor, dB.
     static let levelDB = -10.0
-    private static let edgesHz: [Double] = [100, 200, 300, 400, 510, 630, 770, 920, 1080, 1270, 1480, 1720,
-                                            2000, 2320, 2700, 3150, 3700, 4400, 5300, 6400, 8000]
     let blockSize: Int
     private let fft: RealFFT
     private let bins: Int
@@ -60,7 +58,7 @@ final class ComfortNoise {
         bins = size / 2 + 1
         let binHz = Double(sampleRate) / Double(size)
         var edges: [Int] = []
-        for hz in Self.edgesHz {
+        for hz in BandPowers.edgesHz {
             let bin = min(size / 2, Int((hz / binHz).rounded()))
             if edges.last.map({ bin > $0 }) ?? true { edges.append(bin) }
         }
