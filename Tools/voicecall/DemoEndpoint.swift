@@ -26,16 +26,17 @@ final class DemoEndpoint: Sendable {
         let talker = speech
         let devices = self.devices
         var configuration = CallConfiguration(sipAddress: "127.0.0.1:0", userName: name, audio: .device { format in
-            // The room runs 20 ms periods, the codec's frame, so packets leave evenly; one period
-            // of playback is queued ahead of the loudspeaker.
+            // The room runs 10 ms periods, as a phone's voice I/O does, and one period of playback
+            // is queued ahead of the loudspeaker.
             let device = try SimulatedRoomDevice(.init(
-                sampleRate: format.sampleRate, periodFrames: format.sampleRate / 50, prefillPeriods: 1,
+                sampleRate: format.sampleRate, periodFrames: format.sampleRate / 100, prefillPeriods: 1,
                 echoPath: SpeakerphoneRoom.echoPath(sampleRate: format.sampleRate),
                 nearSpeech: talker, loopNearSpeech: false, noiseRMS: 0.0005, paced: true, recordSeconds: 620, seed: seed))
             devices.append(device)
             return device
         })
         configuration.preferredSampleRate = Double(sampleRate)
+        configuration.preferredIOBufferDuration = 0.01
         configuration.mediaPath = mediaPath
         configuration.recordUplinkSeconds = 620
         controller = try CallController(configuration: configuration, session: session)

@@ -61,8 +61,12 @@ struct DemoReport: Encodable {
         let startOffset = Double(Int64(bitPattern: calleeRoom.startTimeNanoseconds &- callerRoom.startTimeNanoseconds)) / 1e6
         let forward = Alignment.find(reference: callerSpoke, test: calleeHeard, maxLag: rate)
         let backward = Alignment.find(reference: calleeSpoke, test: callerHeard, maxLag: rate)
+        // Mouth to ear once the jitter buffer has settled (it starts a period or two deeper and
+        // time-stretches down in the first seconds): the call's second half, aligned on its own.
         // Caller sample n is spoken at callerStart + n/rate; callee sample n + lag is heard at calleeStart + (n + lag)/rate.
-        let mouthToEar = forward.correlation > 0.3 ? Double(forward.lag) * 1000 / Double(rate) + startOffset : nil
+        let half = min(callerSpoke.count, calleeHeard.count) / 2
+        let settled = Alignment.find(reference: Array(callerSpoke[half...]), test: Array(calleeHeard[half...]), maxLag: rate)
+        let mouthToEar = settled.correlation > 0.3 ? Double(settled.lag) * 1000 / Double(rate) + startOffset : nil
 
 
         let period = Double(calleeRoom.format.periodFrames) * 1000 / Double(rate)
