@@ -9,7 +9,7 @@ import DSP
 /// chain's output with the noise added back scored 4.54 against 3.39 (`nonlinear`, seed 1).
 /// AEC3 fills in comfort noise for the same reason (`comfort_noise_generator.cc`).
 ///
-/// Per block, band by band (about a Bark each from 100 Hz): the capture's noise floor (the
+/// Per block, band by band (about a Bark each, 100 Hz to 8 kHz): the capture's noise floor (the
 /// band's power smoothed over about 100 ms, following any lower value at once and rising
 /// 0.5 dB a second, as ``NoiseDepth`` does; for steady noise 1 to 2 dB under its mean), times
 /// `floorGain` (the depth the noise is suppressed to) and ``levelDB``, is what the output
