@@ -47,6 +47,8 @@ final class ComfortNoise {
     private let amplitudeScale: Double
     private let level = Math.pow(10, ComfortNoise.levelDB / 10)
     private var started = false
+    /// Whether the block the preprocessor took in last time was held back whole.
+    private var lastEmptied = false
     private var random: UInt64 = 0x9E37_79B9_7F4A_7C15
 
     init(blockSize: Int, sampleRate: Int) {
@@ -91,17 +93,24 @@ final class ComfortNoise {
     /// Learns the noise floor from `capture` (the microphone's block) and fills `block` (the
     /// suppressed output, in place) up to it. `floorGain` is the power gain the noise is meant
     /// to come out with (the noise suppression's depth and the AGC's gain); 0 learns only.
-    func process(_ block: UnsafeMutablePointer<Int16>, capture: UnsafePointer<Int16>, floorGain: Double) {
+    ///
+    /// `emptied` says the block going into the preprocessor was held back whole (the startup
+    /// gate): the preprocessor gives it out a block later, and that block is filled to the floor
+    /// itself, since all of its noise was taken, not only the bins the echo suppression cut.
+    func process(_ block: UnsafeMutablePointer<Int16>, capture: UnsafePointer<Int16>, floorGain: Double,
+                 emptied: Bool = false) {
         learnFloor(capture)
         analyze(history: lastOutput, UnsafePointer(block), into: output)
+        defer { lastEmptied = emptied }
         guard floorGain > 0 else { return addTail(to: block, filled: false) }
-        let filled = buildNoise(floorGain: floorGain * level)
+        let filled = buildNoise(floorGain: lastEmptied ? floorGain : floorGain * level)
         addTail(to: block, filled: filled)
     }
 
     /// Starts over (the streams restarted): the floor is learned again.
     func reset() {
         started = false
+        lastEmptied = false
         lastCapture.update(repeating: 0, count: blockSize)
         lastOutput.update(repeating: 0, count: blockSize)
         tail.update(repeating: 0, count: blockSize)

@@ -68,6 +68,8 @@ final class EchoStage {
 
     /// Whether an echo path may be there (present, or not yet known).
     var hasEchoPath: Bool { echoPath.state != .absent }
+    /// Whether the startup gate held this block back (with the room's noise in it).
+    var isHoldingEcho: Bool { hasEchoPath && (startupGate?.isHolding ?? false) }
 
     /// A render period at the processing rate (full scale 1), into the history and the delay estimator.
     func pushRender(_ samples: UnsafePointer<Float>, _ count: Int) {

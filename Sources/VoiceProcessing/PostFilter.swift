@@ -51,13 +51,15 @@ final class PostFilter {
 
     /// Filters one block in place; returns whether it holds speech. `capture` is the block as
     /// the microphone gave it and `captureEnergy` its energy (``CancellerHealth`` sums it
-    /// already), for the noise suppression's depth and the comfort noise's floor.
-    func process(_ samples: UnsafeMutablePointer<Int16>, capture: UnsafePointer<Int16>, captureEnergy: Double) -> Bool {
+    /// already), for the noise suppression's depth and the comfort noise's floor; `held` says
+    /// the startup gate held the block back, noise and all.
+    func process(_ samples: UnsafeMutablePointer<Int16>, capture: UnsafePointer<Int16>, captureEnergy: Double,
+                 held: Bool = false) -> Bool {
         // A ctl call; it cannot fail for a depth in range (only a failure would build an error).
         if let depth = noiseDepth?.update(energy: captureEnergy) { try? preprocessor.setNoiseSuppress(dB: -depth) }
         _ = preprocessor.process(UnsafeMutableBufferPointer(start: samples, count: block))
         let speech = speechDetector.update(probability: preprocessor.speechProbability)
-        comfortNoise?.process(samples, capture: capture, floorGain: isSuppressionAttached ? noiseFloorGain : 0)
+        comfortNoise?.process(samples, capture: capture, floorGain: isSuppressionAttached ? noiseFloorGain : 0, emptied: held)
         return speech
     }
 

@@ -56,6 +56,9 @@ final class StartupEchoGate {
     private var measuredBlocks = 0
     private var farBlocks = 0
     private var gain: Float = 1
+    /// Whether the last block processed was held back (its gain ended under 1): the capture's
+    /// noise went with the echo, and comfort noise should take its place.
+    var isHolding: Bool { isActive && gain < 1 }
     /// The second near-end test, band by band.
     private let bands: NearEndBandDetector
 

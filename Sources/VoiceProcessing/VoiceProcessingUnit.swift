@@ -118,7 +118,8 @@ public final class VoiceProcessingUnit {
         adapter.pushLinear(scratch.blockOut)
         echo.protectNearEnd()
         postFilter.follow(echoPath: echo.hasEchoPath)
-        let speech = postFilter.process(scratch.blockOut, capture: scratch.blockIn, captureEnergy: echo.health.captureEnergy)
+        let speech = postFilter.process(scratch.blockOut, capture: scratch.blockIn, captureEnergy: echo.health.captureEnergy,
+                                        held: echo.isHoldingEcho)
         activity.nearEnd(speech: speech, muted: isInputMuted)
         if isInputMuted { scratch.blockOut.update(repeating: 0, count: adapter.block) }
         adapter.pushProcessed(scratch.blockOut)

@@ -12,14 +12,17 @@ struct ComfortNoiseTests {
 
     /// Runs `seconds` of blocks: capture from `capture(block index)`, output from `output` (silence
     /// when nil: everything suppressed); returns the output after comfort noise, one array per block.
-    static func run(seconds: Double, floorGain: Double = 1, stage: ComfortNoise = ComfortNoise(blockSize: block, sampleRate: rate),
+    static func run(seconds: Double, floorGain: Double = 1, emptied: Bool = false,
+                    stage: ComfortNoise = ComfortNoise(blockSize: block, sampleRate: rate),
                     capture: (Int) -> [Int16], output: ((Int) -> [Int16])? = nil) -> [[Int16]] {
         var blocks: [[Int16]] = []
         for index in 0..<Int(seconds * Double(rate) / Double(block)) {
             let mic = capture(index)
             var out = output?(index) ?? [Int16](repeating: 0, count: block)
             mic.withUnsafeBufferPointer { m in
-                out.withUnsafeMutableBufferPointer { stage.process($0.baseAddress!, capture: m.baseAddress!, floorGain: floorGain) }
+                out.withUnsafeMutableBufferPointer {
+                    stage.process($0.baseAddress!, capture: m.baseAddress!, floorGain: floorGain, emptied: emptied)
+                }
             }
             blocks.append(out)
         }
@@ -47,6 +50,16 @@ struct ComfortNoiseTests {
         #expect(measured < expected && measured > expected - 3, "level \(measured) dB, expected \(expected) dB")
         let quieter = Self.run(seconds: 3, floorGain: 0.1) { _ in Self.noise(300, &random) }
         #expect(abs(Self.level(quieter, 100..<300) - (measured - 10)) < 1.5)
+    }
+
+    @Test("A block the startup gate emptied whole is filled to the floor itself, 10 dB above the usual fill")
+    func emptiedBlocksGetTheWholeFloor() {
+        var random = SeededRandom(seed: 7)
+        let usual = Self.level(Self.run(seconds: 3) { _ in Self.noise(300, &random) }, 100..<300)
+        let emptied = Self.level(Self.run(seconds: 3, emptied: true) { _ in Self.noise(300, &random) }, 100..<300)
+        #expect(abs(emptied - usual + ComfortNoise.levelDB) < 1, "emptied \(emptied) dB, usual \(usual) dB")
+        // The floor sits 1 to 2 dB under the noise's mean power.
+        #expect(emptied < 20 * log10(300.0) && emptied > 20 * log10(300.0) - 3)
     }
 
     @Test("The noise has the floor's spectrum: a low room hum gives a low fill")
