@@ -67,7 +67,7 @@ let package = Package(
         // Full-duplex ALSA I/O thread, devices and routes.
         .target(name: "AudioIO", dependencies: ["ALSA", "AudioSession", "Platform", logging]),
         // Echo cancellation with aligned reference, noise suppression, AGC, VAD.
-        .target(name: "VoiceProcessing", dependencies: ["SpeexDSP", "DSP", logging]),
+        .target(name: "VoiceProcessing", dependencies: ["SpeexDSP", "DSP", "Platform", logging]),
         // Session descriptions (RFC 4566): the model, its parser and writer.
         .target(name: "SDP", dependencies: ["Platform"]),
         // RTP/RTCP, Opus payload, jitter buffer, telephone events.

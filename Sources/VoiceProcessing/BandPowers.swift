@@ -7,8 +7,20 @@ import DSP
 /// after `init`.
 final class BandPowers {
     /// Band edges in Hz: about one Bark each, the resolution at which two talkers' spectra differ.
-    static let edgesHz: [Double] = [100, 200, 300, 400, 510, 630, 770, 920, 1080, 1270, 1480, 1720,
+    private static let edgesHz: [Double] = [100, 200, 300, 400, 510, 630, 770, 920, 1080, 1270, 1480, 1720,
                                             2000, 2320, 2700, 3150, 3700, 4400, 5300, 6400, 8000]
+
+    /// The first bin of each band in a transform of `transformSize` real points, and one past
+    /// the last band's last bin. Bands narrower than a bin (low rates) merge into their neighbours.
+    static func firstBins(transformSize size: Int, sampleRate: Int) -> [Int] {
+        let binHz = Double(sampleRate) / Double(size)
+        var bins: [Int] = []
+        for hz in edgesHz {
+            let bin = min(size / 2, Int((hz / binHz).rounded()))
+            if bins.last.map({ bin > $0 }) ?? true { bins.append(bin) }
+        }
+        return bins
+    }
     let blockSize: Int
     /// Number of bands.
     let count: Int
@@ -25,12 +37,7 @@ final class BandPowers {
         var size = 4
         while size < blockSize { size <<= 1 }
         fft = RealFFT(size: size)
-        let binHz = Double(sampleRate) / Double(size)
-        let nyquistBin = size / 2
-        let edges = Self.edgesHz.map { min(nyquistBin, Int(($0 / binHz).rounded())) }
-        // Bands narrower than a bin (low rates) merge into their neighbours.
-        var bins: [Int] = []
-        for e in edges where bins.last.map({ e > $0 }) ?? true { bins.append(e) }
+        let bins = Self.firstBins(transformSize: size, sampleRate: sampleRate)
         count = bins.count - 1
         firstBin = .allocate(capacity: bins.count)
         for (i, b) in bins.enumerated() { firstBin[i] = b }

@@ -1,4 +1,5 @@
 import DSP
+import Platform
 
 /// Comfort noise: puts back the room's noise where suppression took it away with the echo.
 ///
@@ -49,7 +50,8 @@ final class ComfortNoise {
     private var started = false
     /// Whether the block the preprocessor took in last time was held back whole.
     private var lastEmptied = false
-    private var random: UInt64 = 0x9E37_79B9_7F4A_7C15
+    /// The phases' source; any fixed seed (a run repeats exactly).
+    private var random = SeededRandom(seed: 0x9E37_79B9_7F4A_7C15)
 
     init(blockSize: Int, sampleRate: Int) {
         self.blockSize = blockSize
@@ -58,12 +60,7 @@ final class ComfortNoise {
         while size < length { size <<= 1 }
         fft = RealFFT(size: size)
         bins = size / 2 + 1
-        let binHz = Double(sampleRate) / Double(size)
-        var edges: [Int] = []
-        for hz in BandPowers.edgesHz {
-            let bin = min(size / 2, Int((hz / binHz).rounded()))
-            if edges.last.map({ bin > $0 }) ?? true { edges.append(bin) }
-        }
+        let edges = BandPowers.firstBins(transformSize: size, sampleRate: sampleRate)
         bands = edges.count - 1
         firstBin = .allocate(capacity: edges.count)
         for (i, b) in edges.enumerated() { firstBin[i] = b }
@@ -84,11 +81,7 @@ final class ComfortNoise {
         smoothed.deallocate(); floor.deallocate(); output.deallocate()
     }
 
-    private static func zeroed<T: Numeric>(_ count: Int) -> UnsafeMutablePointer<T> {
-        let p = UnsafeMutablePointer<T>.allocate(capacity: count)
-        p.initialize(repeating: 0, count: count)
-        return p
-    }
+    private static func zeroed<T: Numeric>(_ count: Int) -> UnsafeMutablePointer<T> { .zeroed(count) }
 
     /// Learns the noise floor from `capture` (the microphone's block) and fills `block` (the
     /// suppressed output, in place) up to it. `floorGain` is the power gain the noise is meant
@@ -98,7 +91,7 @@ final class ComfortNoise {
     /// gate): the preprocessor gives it out a block later, and that block is filled to the floor
     /// itself, since all of its noise was taken, not only the bins the echo suppression cut.
     func process(_ block: UnsafeMutablePointer<Int16>, capture: UnsafePointer<Int16>, floorGain: Double,
-                 emptied: Bool = false) {
+                 emptied: Bool) {
         learnFloor(capture)
         analyze(history: lastOutput, UnsafePointer(block), into: output)
         defer { lastEmptied = emptied }
@@ -153,7 +146,7 @@ final class ComfortNoise {
             guard wanted > output[b] else { continue }
             let amplitude = (amplitudeScale * (wanted - output[b]) / Double(firstBin[b + 1] - firstBin[b])).squareRoot()
             for k in firstBin[b]..<firstBin[b + 1] {
-                let phase = 2 * Double.pi * nextUniform()
+                let phase = 2 * Double.pi * random.unit()
                 re[k] = Float(amplitude * Math.cos(phase))
                 im[k] = Float(amplitude * Math.sin(phase))
             }
@@ -172,13 +165,5 @@ final class ComfortNoise {
             block[i] = Int16(clamping: Int(sum.rounded()))
             tail[i] = filled ? noise[blockSize + i] * window[blockSize + i] : 0
         }
-    }
-
-    /// A uniform number in [0, 1): xorshift64*, enough for phases.
-    private func nextUniform() -> Double {
-        random ^= random >> 12
-        random ^= random << 25
-        random ^= random >> 27
-        return Double((random &* 0x2545_F491_4F6C_DD1D) >> 11) / Double(1 << 53)
     }
 }

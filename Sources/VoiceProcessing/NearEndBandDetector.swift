@@ -74,11 +74,7 @@ final class NearEndBandDetector {
         learned.deallocate()
     }
 
-    private static func zeroed(_ count: Int) -> UnsafeMutablePointer<Double> {
-        let p = UnsafeMutablePointer<Double>.allocate(capacity: count)
-        p.initialize(repeating: 0, count: count)
-        return p
-    }
+    private static func zeroed(_ count: Int) -> UnsafeMutablePointer<Double> { .zeroed(count) }
 
     /// Analyses one block and says whether the near end talks in it (or did within 150 ms).
     /// `reference` is the aligned far end, `leadingReference` the far end a little ahead of it

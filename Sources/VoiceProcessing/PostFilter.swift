@@ -54,7 +54,7 @@ final class PostFilter {
     /// already), for the noise suppression's depth and the comfort noise's floor; `held` says
     /// the startup gate held the block back, noise and all.
     func process(_ samples: UnsafeMutablePointer<Int16>, capture: UnsafePointer<Int16>, captureEnergy: Double,
-                 held: Bool = false) -> Bool {
+                 held: Bool) -> Bool {
         // A ctl call; it cannot fail for a depth in range (only a failure would build an error).
         if let depth = noiseDepth?.update(energy: captureEnergy) { try? preprocessor.setNoiseSuppress(dB: -depth) }
         _ = preprocessor.process(UnsafeMutableBufferPointer(start: samples, count: block))

@@ -43,8 +43,13 @@ final class ProcessingScratch {
         floats.deallocate(); referenceFloat.deallocate(); captureFloat.deallocate()
     }
 
-    private static func zeroed<T: Numeric>(_ count: Int) -> UnsafeMutablePointer<T> {
-        let p = UnsafeMutablePointer<T>.allocate(capacity: count)
+    private static func zeroed<T: Numeric>(_ count: Int) -> UnsafeMutablePointer<T> { .zeroed(count) }
+}
+
+extension UnsafeMutablePointer where Pointee: Numeric {
+    /// A buffer of `count` zeros, for the unit's stages to allocate in `init` and free in `deinit`.
+    static func zeroed(_ count: Int) -> UnsafeMutablePointer {
+        let p = UnsafeMutablePointer.allocate(capacity: count)
         p.initialize(repeating: 0, count: count)
         return p
     }
