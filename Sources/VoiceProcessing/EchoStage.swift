@@ -108,7 +108,7 @@ final class EchoStage {
     /// over the canceller's output until it has converged. Ends the block.
     func protectNearEnd() {
         passCaptureWithoutEcho()
-        if let startupGate, startupGate.isActive, hasEchoPath {
+        if let startupGate, hasEchoPath {
             // The far end 40 ms ahead of the reference too, in case the delay (not yet estimated
             // at the start) is placed late and the echo comes before its reference.
             let lead = max(0, (lastDelay - startupGateLead).rounded(.down))
@@ -202,7 +202,7 @@ final class EchoStage {
         isPassingCapture = false
         notch.reset()
         canceller.reset()
-        startupGate?.rearm()
+        startupGate?.reset()
         captureIndex = 0
     }
 }

@@ -61,10 +61,14 @@ final class StartupEchoGate {
     var isHolding: Bool { isActive && gain < 1 }
     /// The second near-end test, band by band.
     private let bands: NearEndBandDetector
+    /// The third, by how much of the capture the far end explains; learned while the
+    /// canceller has converged, so it serves after a reset mid-call (not at the start).
+    private let coherence: EchoCoherence
 
     init(blockSize: Int, sampleRate: Int) {
         self.blockSize = blockSize
         bands = NearEndBandDetector(blockSize: blockSize, sampleRate: sampleRate)
+        coherence = EchoCoherence(blockSize: blockSize, sampleRate: sampleRate)
         let blocksPerSecond = Double(sampleRate) / Double(blockSize)
         envelopeDecay = Math.pow(10, -6 / (0.5 * blocksPerSecond))
         maximumActiveBlocks = Int(Self.maximumActiveSeconds * blocksPerSecond)
@@ -83,10 +87,15 @@ final class StartupEchoGate {
     /// early (a delay not yet estimated) is still expected.
     func process(reference: UnsafePointer<Int16>, capture: UnsafePointer<Int16>, output: UnsafeMutablePointer<Int16>,
                  leadingReference: UnsafePointer<Float>? = nil) {
-        guard isActive else { return }
         let energies = blockEnergies(capture, reference, output, count: blockSize)
         let scale = 1 / (Double(blockSize) * 32768 * 32768)
         let px = energies.reference * scale, pd = energies.capture * scale, pe = energies.output * scale
+        coherence.update(capture: capture, reference: reference)
+        guard isActive else {
+            // A converged canceller that takes 10 dB out while the far end plays: echo alone.
+            if px > 10 * farFloor && pd > 10 * pe { coherence.learnEchoOnly() }
+            return
+        }
         var leadingFarPower = 0.0
         if let leadingReference {
             for i in 0..<blockSize { leadingFarPower += Double(leadingReference[i] * leadingReference[i]) }
@@ -98,7 +107,7 @@ final class StartupEchoGate {
         var target: Float = 1
         if farEnvelope > farFloor {
             farBlocks += 1
-            let nearEndTalks = pd > nearEndMargin * echoReturn * farEnvelope || nearEndInBands
+            let nearEndTalks = pd > nearEndMargin * echoReturn * farEnvelope || nearEndInBands || coherence.isNearEnd
             if !nearEndTalks { bands.learn() }
             // Learn only while the far end itself plays (within 10 dB of its held envelope): in the
             // envelope's hold after it stops, the capture's ratio to the envelope says nothing.
@@ -130,7 +139,8 @@ final class StartupEchoGate {
         gain = target
     }
 
-    /// Starts over: the canceller was reset, so its filter must converge again.
+    /// Starts over: the canceller was reset, so its filter must converge again. The coherence
+    /// echo alone reaches is the room's and stays.
     func rearm() {
         isActive = true
         farEnvelope = 0
@@ -141,5 +151,11 @@ final class StartupEchoGate {
         farBlocks = 0
         gain = 1
         bands.reset()
+    }
+
+    /// Forgets the room as well (a new device).
+    func reset() {
+        rearm()
+        coherence.reset()
     }
 }

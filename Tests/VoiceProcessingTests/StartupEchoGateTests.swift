@@ -166,4 +166,36 @@ struct StartupEchoGateTests {
         #expect(after - before == 0)
         #expect(gate.isActive)  // it suppressed all along: the gain path ran
     }
+
+    @Test("Re-armed mid-call, it still lets a talker as loud as the echo through, and holds the echo")
+    func rearmedKeepsTheTalker() throws {
+        let far = VPSignals.pcm(try VPSignals.speech("en_f_congrats_16k.wav", seconds: 6))
+        let near = VPSignals.pcm(try VPSignals.speech("en_m_librivox_16k.wav", seconds: 3, rms: 0.07))
+        let echo = far.map { Int16(Double($0) * 0.7) }
+        let split = 3 * Self.rate
+        let gate = StartupEchoGate(blockSize: Self.frame, sampleRate: Self.rate)
+        // A canceller that converges at once (26 dB): the gate steps aside and learns the room.
+        _ = Self.run(gate, far: Array(far[..<split]), capture: Array(echo[..<split]), residual: echo[..<split].map { $0 / 20 })
+        #expect(!gate.isActive)
+
+        // The canceller is reset during double talk: its output is its input.
+        gate.rearm()
+        let capture = (0..<split).map { Int16(clamping: Int(echo[split + $0]) + Int(near[$0])) }
+        let out = Self.run(gate, far: Array(far[split...]), capture: capture, residual: capture)
+        let talking = (0..<split / Self.frame).filter { k in
+            let r = k * Self.frame..<(k + 1) * Self.frame
+            return Self.power(near, r) > Self.power(Array(echo[split...]), r)
+        }
+        let loss = talking.map { k in
+            let r = k * Self.frame..<(k + 1) * Self.frame
+            return 10 * Math.log10(Self.power(capture, r) / max(Self.power(out, r), 1e-12))
+        }.reduce(0, +) / Double(talking.count)
+        #expect(talking.count > 50)
+        #expect(loss < 3)
+
+        // The echo alone after another reset is still held back.
+        gate.rearm()
+        let alone = Self.run(gate, far: Array(far[split...]), capture: Array(echo[split...]), residual: Array(echo[split...]))
+        #expect(10 * Math.log10(Self.power(Array(echo[split...]), 1600..<split) / Self.power(alone, 1600..<split)) >= 20)
+    }
 }

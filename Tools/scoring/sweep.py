@@ -4,12 +4,14 @@
 Usage (from the repository root, after `swift build -c release --product aecbench` and
 `Tools/score` has made the venv):
 
-    .venv/bin/python Tools/scoring/sweep.py [--only drift100,drift-100] [--seeds 2,4] [--out-dir out/sweep]
+    .venv/bin/python Tools/scoring/sweep.py [--only drift100,drift-100] [--seeds 2,4] [--out-dir out/sweep] [--mos]
 
 Each variant changes one thing from the suite's base scenario (RT60 0.3 s, 5 ms delay, SER 0 dB,
 ENR 40 dB, double talk 8-14 s). Seed n pairs the far and near talkers differently from the suite
 (`PAIRS[n % 3]`), so the sweep also hears talkers in roles the suite does not give them. One line
-per run on stdout, and every run's metrics as JSON lines in OUT_DIR/results.jsonl.
+per run on stdout, and every run's metrics as JSON lines in OUT_DIR/results.jsonl. `--mos` adds
+AECMOS (echo MOS over far-end single talk, degradation MOS over double talk; `aecbench process
+--mos`, which needs the venv of Tools/scoring/mos.py).
 """
 import argparse
 import json
@@ -35,7 +37,7 @@ VARIANTS = {
     "rate48k": ["--rate", "48000"],
 }
 KEYS = ["erle_db", "linear_erle_db", "pesq", "post_double_talk_erle_db", "convergence_s",
-        "estimated_delay_ms", "estimated_drift_ppm", "canceller_resets"]
+        "estimated_delay_ms", "estimated_drift_ppm", "canceller_resets", "aecmos_echo_st", "aecmos_deg_dt"]
 
 
 def main():
@@ -43,6 +45,7 @@ def main():
     parser.add_argument("--only", default="", help="comma-separated variants (default: all)")
     parser.add_argument("--seeds", default="2,4")
     parser.add_argument("--out-dir", default="out/sweep")
+    parser.add_argument("--mos", action="store_true", help="also score AECMOS (slower)")
     args = parser.parse_args()
     only = [v for v in args.only.split(",") if v]
     unknown = [v for v in only if v not in VARIANTS]
@@ -61,22 +64,26 @@ def main():
             row = {"variant": name, "seed": seed, "far": far, "near": near}
             for engine in ["callaudio", "speex"]:
                 run = subprocess.run([AECBENCH, "process", "--far", f"{folder}/far.wav", "--mic", f"{folder}/mic.wav",
-                                      "--out", f"{folder}/out_{engine}.wav", "--engine", engine, "--pesq", "--json"],
+                                      "--out", f"{folder}/out_{engine}.wav", "--engine", engine, "--pesq", "--json"]
+                                     + (["--mos"] if args.mos else []),
                                      capture_output=True, text=True, check=True)
                 metrics = json.loads(run.stdout.strip().splitlines()[-1])
                 row[engine] = {k: metrics.get(k) for k in KEYS}
             results.write(json.dumps(row) + "\n")
             results.flush()
-            print(line(row), flush=True)
+            print(line(row, args.mos), flush=True)
 
 
-def line(row):
+def line(row, mos=False):
     def f(x):
         return "    -" if x is None else f"{x:5.1f}" if abs(x) >= 10 else f"{x:5.2f}"
+
+    def scores(m):
+        return f" MOS echo {f(m['aecmos_echo_st'])} deg {f(m['aecmos_deg_dt'])}" if mos else ""
     c, s = row["callaudio"], row["speex"]
     return (f"{row['variant']:13s} seed {row['seed']}  CallAudio ERLE {f(c['erle_db'])} lin {f(c['linear_erle_db'])}"
-            f" PESQ {f(c['pesq'])} ppm {f(c['estimated_drift_ppm'])} resets {c['canceller_resets']}"
-            f"  |  SpeexDSP ERLE {f(s['erle_db'])} lin {f(s['linear_erle_db'])} PESQ {f(s['pesq'])}")
+            f" PESQ {f(c['pesq'])}{scores(c)} ppm {f(c['estimated_drift_ppm'])} resets {c['canceller_resets']}"
+            f"  |  SpeexDSP ERLE {f(s['erle_db'])} lin {f(s['linear_erle_db'])} PESQ {f(s['pesq'])}{scores(s)}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,118 @@
+import DSP
+
+/// How much of the microphone is a linear function of the far end: the magnitude-squared
+/// coherence between the aligned reference and the capture, from cross-spectra smoothed over
+/// about 100 ms, averaged over 300 Hz to 4 kHz.
+///
+/// Echo through any linear path, known to the canceller or not, keeps the coherence high; a
+/// near-end talker, who is not in the far end, lowers it. That holds when the canceller cannot
+/// say anything (just reset) and when the near end is no louder than the echo, where level
+/// tests fail. The level the echo alone reaches depends on the room (0.4 in a reverberant room,
+/// 0.9 in a dry one), so it is learned from blocks the caller labels as echo only, and the near
+/// end talks when the coherence falls under ``nearEndRatio`` of it.
+///
+/// Thread safety: not thread-safe; used by the I/O thread only. Nothing allocates after `init`.
+final class EchoCoherence {
+    /// The near end talks when the coherence is under this share of the learned echo-only level.
+    static let nearEndRatio = 0.6
+    /// Echo-only blocks the level must be learned from before the test says anything (0.5 s).
+    static let minimumLearnedBlocks = 50
+
+    private let blockSize: Int
+    private let fft: RealFFT
+    private let window, input, xRe, xIm, dRe, dIm, lastCapture, lastReference: UnsafeMutablePointer<Float>
+    private let sxx, sdd, sxdRe, sxdIm: UnsafeMutablePointer<Double>
+    private let firstBin: Int, endBin: Int
+    /// Smoothing per block: about 100 ms.
+    private let smoothing = 0.9
+    private var hasSpectra = false
+    /// The last block's coherence, 0 ... 1.
+    private(set) var coherence = 0.0
+    /// The coherence echo alone reaches in this room.
+    private var echoLevel = 0.0
+    private var learnedBlocks = 0
+
+    init(blockSize: Int, sampleRate: Int) {
+        self.blockSize = blockSize
+        var size = 4
+        while size < 2 * blockSize { size <<= 1 }
+        fft = RealFFT(size: size)
+        firstBin = max(1, 300 * size / sampleRate)
+        endBin = min(size / 2, 4000 * size / sampleRate)
+        window = .allocate(capacity: 2 * blockSize)
+        for i in 0..<2 * blockSize {
+            window[i] = Float(0.5 - 0.5 * Math.cos(2 * Double.pi * (Double(i) + 0.5) / Double(2 * blockSize)))
+        }
+        input = .zeroed(size)
+        xRe = .zeroed(size / 2 + 1)
+        xIm = .zeroed(size / 2 + 1)
+        dRe = .zeroed(size / 2 + 1)
+        dIm = .zeroed(size / 2 + 1)
+        lastCapture = .zeroed(blockSize)
+        lastReference = .zeroed(blockSize)
+        sxx = .zeroed(size / 2 + 1)
+        sdd = .zeroed(size / 2 + 1)
+        sxdRe = .zeroed(size / 2 + 1)
+        sxdIm = .zeroed(size / 2 + 1)
+    }
+
+    deinit {
+        for buffer in [window, input, xRe, xIm, dRe, dIm, lastCapture, lastReference] { buffer.deallocate() }
+        for buffer in [sxx, sdd, sxdRe, sxdIm] { buffer.deallocate() }
+    }
+
+    /// Whether the near end talks, by this test; false until the echo-only level is learned.
+    var isNearEnd: Bool {
+        learnedBlocks >= Self.minimumLearnedBlocks && coherence < Self.nearEndRatio * echoLevel
+    }
+
+    /// Takes the block's capture and aligned reference (16-bit) and updates ``coherence`` over
+    /// the last two blocks.
+    func update(capture: UnsafePointer<Int16>, reference: UnsafePointer<Int16>) {
+        transform(reference, last: lastReference, into: xRe, xIm)
+        transform(capture, last: lastCapture, into: dRe, dIm)
+        let a = hasSpectra ? smoothing : 0
+        var sum = 0.0
+        for k in firstBin..<endBin {
+            let xr = Double(xRe[k]), xi = Double(xIm[k]), dr = Double(dRe[k]), di = Double(dIm[k])
+            sxx[k] = a * sxx[k] + (1 - a) * (xr * xr + xi * xi)
+            sdd[k] = a * sdd[k] + (1 - a) * (dr * dr + di * di)
+            // X conj(D)
+            sxdRe[k] = a * sxdRe[k] + (1 - a) * (xr * dr + xi * di)
+            sxdIm[k] = a * sxdIm[k] + (1 - a) * (xi * dr - xr * di)
+            let denominator = sxx[k] * sdd[k]
+            sum += denominator > 0 ? (sxdRe[k] * sxdRe[k] + sxdIm[k] * sxdIm[k]) / denominator : 0
+        }
+        hasSpectra = true
+        coherence = sum / Double(endBin - firstBin)
+    }
+
+    /// The spectrum of the last two blocks (`last`, then `block`), Hann-windowed; `block` then
+    /// becomes `last`.
+    private func transform(_ block: UnsafePointer<Int16>, last: UnsafeMutablePointer<Float>,
+                           into real: UnsafeMutablePointer<Float>, _ imaginary: UnsafeMutablePointer<Float>) {
+        for i in 0..<blockSize {
+            input[i] = last[i] * window[i]
+            last[i] = Float(block[i])
+            input[blockSize + i] = last[i] * window[blockSize + i]
+        }
+        fft.forward(input, real: real, imaginary: imaginary)
+    }
+
+    /// Learns the echo-only level from the last block: call it for blocks known to hold echo
+    /// and no near end.
+    func learnEchoOnly() {
+        learnedBlocks += 1
+        echoLevel += (learnedBlocks <= 20 ? 1 / Double(learnedBlocks) : 0.02) * (coherence - echoLevel)
+    }
+
+    /// Forgets everything (a new device or room).
+    func reset() {
+        lastCapture.update(repeating: 0, count: blockSize)
+        lastReference.update(repeating: 0, count: blockSize)
+        hasSpectra = false
+        coherence = 0
+        echoLevel = 0
+        learnedBlocks = 0
+    }
+}

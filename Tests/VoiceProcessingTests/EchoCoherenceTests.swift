@@ -1,0 +1,60 @@
+import Testing
+import TestSupport
+@testable import VoiceProcessing
+
+@Suite("Coherence between the far end and the microphone")
+struct EchoCoherenceTests {
+    static let block = 160, rate = 16000
+
+    /// The far end through a small room: a direct path 3 ms late and a few reflections.
+    static func echo(of far: [Float]) -> [Float] {
+        let taps: [(delay: Int, gain: Float)] = [(48, 0.6), (90, -0.3), (170, 0.2), (260, 0.12), (400, -0.08)]
+        var echo = [Float](repeating: 0, count: far.count)
+        for (delay, gain) in taps {
+            for i in delay..<far.count { echo[i] += gain * far[i - delay] }
+        }
+        return echo
+    }
+
+    /// The coherence test's decision per block, with the echo-only level learned over `learnBlocks`.
+    static func decisions(far: [Float], capture: [Float], learnBlocks: Int = 0,
+                          coherence: EchoCoherence = EchoCoherence(blockSize: block, sampleRate: rate)) -> [Bool] {
+        let x = VPSignals.pcm(far), d = VPSignals.pcm(capture)
+        return x.withUnsafeBufferPointer { x in
+            d.withUnsafeBufferPointer { d in
+                (0..<far.count / block).map { k in
+                    coherence.update(capture: d.baseAddress! + k * block, reference: x.baseAddress! + k * block)
+                    if k < learnBlocks { coherence.learnEchoOnly() }
+                    return coherence.isNearEnd
+                }
+            }
+        }
+    }
+
+    static func share(_ flags: ArraySlice<Bool>) -> Double { Double(flags.filter { $0 }.count) / Double(flags.count) }
+
+    @Test("Echo alone through an unknown path stays echo; a talker as loud as the echo is found")
+    func findsTheNearEnd() throws {
+        let far = try VPSignals.speech("en_f_congrats_16k.wav", seconds: 8)
+        let near = try VPSignals.speech("en_m_librivox_16k.wav", seconds: 8, rms: 0.06)
+        let echo = Self.echo(of: far)
+        // Echo only for 4 s (learned over the first 2), then the near end joins.
+        let capture = (0..<far.count).map { i in echo[i] + (i >= 4 * Self.rate ? near[i - 4 * Self.rate] : 0) }
+        let flags = Self.decisions(far: far, capture: capture, learnBlocks: 200)
+        #expect(Self.share(flags[210..<400]) < 0.05)
+        #expect(Self.share(flags[420...]) > 0.5)
+    }
+
+    @Test("Says nothing before the echo-only level is learned, and forgets it on reset")
+    func learnsFirst() throws {
+        let far = try VPSignals.speech("en_f_congrats_16k.wav", seconds: 3)
+        let near = try VPSignals.speech("en_m_librivox_16k.wav", seconds: 3)
+        let coherence = EchoCoherence(blockSize: Self.block, sampleRate: Self.rate)
+        // The near end alone: far from the far end, but nothing learned yet.
+        #expect(!Self.decisions(far: far, capture: near, coherence: coherence).contains(true))
+        _ = Self.decisions(far: far, capture: Self.echo(of: far), learnBlocks: 100, coherence: coherence)
+        #expect(Self.share(Self.decisions(far: far, capture: near, coherence: coherence)[20...]) > 0.9)
+        coherence.reset()
+        #expect(!Self.decisions(far: far, capture: near, coherence: coherence).contains(true))
+    }
+}
