@@ -84,7 +84,8 @@ final class StartupEchoGate {
     /// Learns from the block and, while active, scales `output` (the canceller's output) in place.
     /// `reference` is the aligned far end and `capture` the microphone block; `leadingReference`
     /// (full scale 1) is the far end a little ahead of the reference, so that an echo that comes
-    /// early (a delay not yet estimated) is still expected.
+    /// early (a delay not yet estimated) is still expected. Once the gate has stepped aside it
+    /// only learns the coherence echo alone reaches, for a reset later in the call.
     func process(reference: UnsafePointer<Int16>, capture: UnsafePointer<Int16>, output: UnsafeMutablePointer<Int16>,
                  leadingReference: UnsafePointer<Float>? = nil) {
         let energies = blockEnergies(capture, reference, output, count: blockSize)
