@@ -61,10 +61,11 @@ final class EchoCoherence {
         for buffer in [sxx, sdd, sxdRe, sxdIm] { buffer.deallocate() }
     }
 
+    /// Whether the echo-only level has been learned (from ``minimumLearnedBlocks`` blocks).
+    var isLearned: Bool { learnedBlocks >= Self.minimumLearnedBlocks }
+
     /// Whether the near end talks, by this test; false until the echo-only level is learned.
-    var isNearEnd: Bool {
-        learnedBlocks >= Self.minimumLearnedBlocks && coherence < Self.nearEndRatio * echoLevel
-    }
+    var isNearEnd: Bool { isLearned && coherence < Self.nearEndRatio * echoLevel }
 
     /// Takes the block's capture and aligned reference (16-bit) and updates ``coherence`` over
     /// the last two blocks.

@@ -9,7 +9,7 @@ import DSP
 /// the echo into `scratch.blockOut` (``cancel()``). `CancellerHealth` watches its input and output
 /// (ERLE, divergence) and `EchoPathDetector` whether there is an echo at all. Then
 /// ``protectNearEnd()`` passes the capture on untouched when there is no echo path, and until the
-/// canceller has converged lets `StartupEchoGate` hold the echo back.
+/// canceller has converged lets `EchoGate` hold the echo back.
 ///
 /// Thread safety: I/O thread only (the unit's `process`); it allocates only in `init`.
 final class EchoStage {
@@ -29,9 +29,9 @@ final class EchoStage {
     /// The canceller's own DC notch, for the capture passed on without it.
     private var notch: DCNotch
     /// Suppresses the echo until the canceller has converged (nil: none).
-    private let startupGate: StartupEchoGate?
-    /// How far ahead of the reference the startup gate also looks, in samples (40 ms).
-    private let startupGateLead: Double
+    private let echoGate: EchoGate?
+    /// How far ahead of the reference the echo gate also looks, in samples (40 ms).
+    private let gateLead: Double
     private let scratch: ProcessingScratch
     /// Capture samples (processing rate) consumed into blocks so far.
     private(set) var captureIndex = 0
@@ -62,14 +62,14 @@ final class EchoStage {
         ring = ReferenceRing(span: Int(maxDelay) + 2 * scratch.capacity)
         health = CancellerHealth(blockSize: block, sampleRate: fp)
         echoPath = EchoPathDetector(blockSize: block, sampleRate: fp)
-        startupGate = gated ? StartupEchoGate(blockSize: block, sampleRate: fp) : nil
-        startupGateLead = 0.04 * Double(fp)
+        echoGate = gated ? EchoGate(blockSize: block, sampleRate: fp) : nil
+        gateLead = 0.04 * Double(fp)
     }
 
     /// Whether an echo path may be there (present, or not yet known).
     var hasEchoPath: Bool { echoPath.state != .absent }
-    /// Whether the startup gate held this block back (with the room's noise in it).
-    var isHoldingEcho: Bool { hasEchoPath && (startupGate?.isHolding ?? false) }
+    /// Whether the echo gate held this block back (with the room's noise in it).
+    var isHoldingEcho: Bool { hasEchoPath && (echoGate?.isHolding ?? false) }
 
     /// A render period at the processing rate (full scale 1), into the history and the delay estimator.
     func pushRender(_ samples: UnsafePointer<Float>, _ count: Int) {
@@ -104,26 +104,27 @@ final class EchoStage {
         estimateDelay(at: n0)
     }
 
-    /// After ``cancel()``: the capture itself when there is no echo path, and the startup gate
-    /// over the canceller's output until it has converged. Ends the block.
+    /// After ``cancel()``: the capture itself when there is no echo path, and the echo gate
+    /// over the canceller's output (all of it until the canceller has converged, then the echo
+    /// it leaves as a linear function of the far end). Ends the block.
     func protectNearEnd() {
         passCaptureWithoutEcho()
-        if let startupGate, hasEchoPath {
+        if let echoGate, hasEchoPath {
             // The far end 40 ms ahead of the reference too, in case the delay (not yet estimated
             // at the start) is placed late and the echo comes before its reference.
-            let lead = max(0, (lastDelay - startupGateLead).rounded(.down))
+            let lead = max(0, (lastDelay - gateLead).rounded(.down))
             ring.read(from: Double(captureIndex) - lead, step: 1, count: block, into: scratch.referenceFloat)
-            startupGate.process(reference: scratch.blockReference, capture: scratch.blockIn, output: scratch.blockOut,
+            echoGate.process(reference: scratch.blockReference, capture: scratch.blockIn, output: scratch.blockOut,
                                 leadingReference: scratch.referenceFloat)
         }
         captureIndex += block
     }
 
     /// The canceller's filter no longer fits the echo (it diverged, or the reference moved): start
-    /// it over, with the startup gate holding the echo back until it has converged again.
+    /// it over, with the echo gate holding the echo back until it has converged again.
     private func restartCanceller() {
         canceller.reset()
-        startupGate?.rearm()
+        echoGate?.rearm()
         health.reset()
         resets += 1
     }
@@ -202,7 +203,7 @@ final class EchoStage {
         isPassingCapture = false
         notch.reset()
         canceller.reset()
-        startupGate?.reset()
+        echoGate?.reset()
         captureIndex = 0
     }
 }

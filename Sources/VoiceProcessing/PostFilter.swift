@@ -52,7 +52,7 @@ final class PostFilter {
     /// Filters one block in place; returns whether it holds speech. `capture` is the block as
     /// the microphone gave it and `captureEnergy` its energy (``CancellerHealth`` sums it
     /// already), for the noise suppression's depth and the comfort noise's floor; `held` says
-    /// the startup gate held the block back, noise and all.
+    /// the echo gate held the block back, noise and all.
     func process(_ samples: UnsafeMutablePointer<Int16>, capture: UnsafePointer<Int16>, captureEnergy: Double,
                  held: Bool) -> Bool {
         // A ctl call; it cannot fail for a depth in range (only a failure would build an error).

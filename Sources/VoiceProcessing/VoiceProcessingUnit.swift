@@ -13,8 +13,8 @@ import Synchronization
 /// 2. for each block, `EchoStage` reads the render at the echo's delay (device delay refined by
 ///    the delay estimator, clock drift followed by fractional reads), removes the echo with the
 ///    linear canceller (``EchoCanceller``, SpeexDSP MDF by default), watches its health, and
-///    keeps the near end safe (no cancelling without an echo path; the startup gate until the
-///    canceller has converged);
+///    keeps the near end safe (no cancelling without an echo path); the echo gate holds the echo
+///    back until the canceller has converged, and then what it leaves of it;
 /// 3. `PostFilter`, SpeexDSP's preprocessor, suppresses residual echo and noise, applies AGC and
 ///    detects voice;
 ///

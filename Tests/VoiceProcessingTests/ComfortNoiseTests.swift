@@ -52,7 +52,7 @@ struct ComfortNoiseTests {
         #expect(abs(Self.level(quieter, 100..<300) - (measured - 10)) < 1.5)
     }
 
-    @Test("A block the startup gate emptied whole is filled to the floor itself, 10 dB above the usual fill")
+    @Test("A block the echo gate emptied whole is filled to the floor itself, 10 dB above the usual fill")
     func emptiedBlocksGetTheWholeFloor() {
         var random = SeededRandom(seed: 7)
         let usual = Self.level(Self.run(seconds: 3) { _ in Self.noise(300, &random) }, 100..<300)

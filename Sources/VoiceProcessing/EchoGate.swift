@@ -1,32 +1,34 @@
 import DSP
 
-/// Holds the echo back while the linear canceller has not converged yet: at the start of a
-/// call and after the canceller was reset (divergence, a new echo delay). Until then the
-/// canceller's filter is near zero and SpeexDSP's residual echo suppression, which estimates
-/// the residual from that filter, removes almost nothing, so the far end would hear itself for
-/// the first seconds. This is the "initial state" of network and acoustic echo cancellers
-/// (WebRTC AEC3 assumes a default echo path gain until its filter is trusted).
+/// Holds back the echo the linear canceller does not remove: all of it while the canceller has
+/// not converged (at the start of a call and after a reset), and afterwards what it leaves as a
+/// linear function of the far end (a filter that no longer fits or is still converging).
 ///
-/// While active it is the non-linear processor of ITU-T G.168 in its simplest form, a
+/// Until the canceller converges its filter is near zero and SpeexDSP's residual echo
+/// suppression, which estimates the residual from that filter, removes almost nothing, so the
+/// far end would hear itself for the first seconds. This is the "initial state" of network and
+/// acoustic echo cancellers (WebRTC AEC3 assumes a default echo path gain until its filter is
+/// trusted). Then the gate is the non-linear processor of ITU-T G.168 in its simplest form, a
 /// half-duplex switch: while the far end plays (its power held over the room's reverberation)
 /// and the near end does not talk, the canceller's output is attenuated by 30 dB. An unconverged
 /// canceller's residual swings by 10 dB from one word to the next, so no level model of it is
 /// safe yet. The near end talks when the capture is louder than the echo can make it: 4 dB above
 /// `echoReturn x far`, where `echoReturn` is the loudest echo seen relative to the far end
-/// (starting at 0 dB); then the output passes, so a talker who speaks first is heard. A talker
-/// as loud as the echo does not pass that broadband test, so a second one looks band by band
-/// (``NearEndBandDetector``): near-end speech in the bands the far end leaves free.
+/// (starting at 0 dB); when a band test (``NearEndBandDetector``) finds near-end speech in the
+/// bands the far end leaves free; or, after a reset mid-call, when the capture's coherence with
+/// the far end falls well under what echo alone gives (``EchoCoherence``).
 ///
-/// The gate watches the canceller's own echo return loss enhancement over those far-end-only
-/// blocks and steps aside for good once it reaches ``releaseERLE`` (about where SpeexDSP's
-/// residual suppression brings the whole chain past 20 dB), or after ``maximumActiveSeconds`` of
-/// far-end speech at the latest (a room whose noise hides the canceller's progress). From then
-/// on it leaves the output untouched, so double talk later in the call is never gated.
+/// It releases that hold once the canceller's own echo return loss enhancement over far-end-only
+/// blocks reaches ``releaseERLE``, or after ``maximumActiveSeconds`` of far-end speech at the
+/// latest (a room whose noise hides the canceller's progress). From then on its level tests
+/// never act: it lowers the output only as far as the output is coherent with the far end (echo
+/// the filter does not remove; in double talk the near end fills the output and the coherence
+/// falls), and never while the capture's coherence says the near end talks.
 ///
 /// It adds no delay: gains are whole blocks, interpolated across each block from the last one.
 ///
 /// Thread safety: not thread-safe; used by the I/O thread only. Nothing allocates.
-final class StartupEchoGate {
+final class EchoGate {
     let blockSize: Int
     /// Linear ERLE at which the canceller is trusted, dB.
     static let releaseERLE = 15.0
@@ -58,17 +60,22 @@ final class StartupEchoGate {
     private var gain: Float = 1
     /// Whether the last block processed was held back (its gain ended under 1): the capture's
     /// noise went with the echo, and comfort noise should take its place.
-    var isHolding: Bool { isActive && gain < 1 }
+    var isHolding: Bool { gain < 1 }
     /// The second near-end test, band by band.
     private let bands: NearEndBandDetector
     /// The third, by how much of the capture the far end explains; learned while the
     /// canceller has converged, so it serves after a reset mid-call (not at the start).
     private let coherence: EchoCoherence
+    /// The coherence of the far end with the canceller's output: echo it has not removed.
+    private let residual: EchoCoherence
+    /// Residual coherence from which the output is lowered, and at which it is at the floor.
+    static let residualStart = 0.2, residualFull = 0.5
 
     init(blockSize: Int, sampleRate: Int) {
         self.blockSize = blockSize
         bands = NearEndBandDetector(blockSize: blockSize, sampleRate: sampleRate)
         coherence = EchoCoherence(blockSize: blockSize, sampleRate: sampleRate)
+        residual = EchoCoherence(blockSize: blockSize, sampleRate: sampleRate)
         let blocksPerSecond = Double(sampleRate) / Double(blockSize)
         envelopeDecay = Math.pow(10, -6 / (0.5 * blocksPerSecond))
         maximumActiveBlocks = Int(Self.maximumActiveSeconds * blocksPerSecond)
@@ -92,45 +99,62 @@ final class StartupEchoGate {
         let scale = 1 / (Double(blockSize) * 32768 * 32768)
         let px = energies.reference * scale, pd = energies.capture * scale, pe = energies.output * scale
         coherence.update(capture: capture, reference: reference)
-        guard isActive else {
-            // A converged canceller that takes 10 dB out while the far end plays: echo alone.
-            if px > 10 * farFloor && pd > 10 * pe { coherence.learnEchoOnly() }
-            return
-        }
         var leadingFarPower = 0.0
         if let leadingReference {
             for i in 0..<blockSize { leadingFarPower += Double(leadingReference[i] * leadingReference[i]) }
             leadingFarPower /= Double(blockSize)
         }
         farEnvelope = max(px, leadingFarPower, farEnvelope * envelopeDecay)
-        let nearEndInBands = bands.detect(capture: capture, reference: reference, leadingReference: leadingReference)
-
-        var target: Float = 1
-        if farEnvelope > farFloor {
-            farBlocks += 1
-            let nearEndTalks = pd > nearEndMargin * echoReturn * farEnvelope || nearEndInBands || coherence.isNearEnd
-            if !nearEndTalks { bands.learn() }
-            // Learn only while the far end itself plays (within 10 dB of its held envelope): in the
-            // envelope's hold after it stops, the capture's ratio to the envelope says nothing.
-            if !nearEndTalks && pd > 0 && px > 0.1 * farEnvelope {
-                // The echo return is the loudest the echo gets: a peak that rises at most 0.05 dB a
-                // block (so the near end cannot pull it up quickly) and sinks 0.01 dB a block.
-                let ratio = pd / farEnvelope
-                echoReturn = ratio > echoReturn ? min(ratio, echoReturn * riseStep) : max(ratio, echoReturn * fallStep)
-                let a = measuredBlocks == 0 ? 1 : 0.05
-                captureAverage += a * (pd - captureAverage)
-                outputAverage += a * (pe - outputAverage)
-                measuredBlocks += 1
-            }
-            if !nearEndTalks { target = floorGain }
-            let converged = measuredBlocks >= minimumMeasuredBlocks && (cancellerERLE ?? 0) >= Self.releaseERLE
-            if converged || farBlocks >= maximumActiveBlocks {
-                isActive = false
-                target = 1
-            }
+        let target: Float
+        if isActive {
+            let nearEndInBands = bands.detect(capture: capture, reference: reference, leadingReference: leadingReference)
+            target = holdUntilConverged(px: px, pd: pd, pe: pe, nearEndInBands: nearEndInBands)
+        } else {
+            target = holdLinearResidual(px: px, pd: pd, pe: pe, reference: reference, output: output)
         }
+        apply(target, to: output)
+    }
 
-        // Interpolate from the last block's gain to this one's, so gain changes do not click.
+    /// The gain while the canceller has not converged: the floor unless the near end talks.
+    private func holdUntilConverged(px: Double, pd: Double, pe: Double, nearEndInBands: Bool) -> Float {
+        guard farEnvelope > farFloor else { return 1 }
+        farBlocks += 1
+        let nearEndTalks = pd > nearEndMargin * echoReturn * farEnvelope || nearEndInBands || coherence.isNearEnd
+        if !nearEndTalks { bands.learn() }
+        // Learn only while the far end itself plays (within 10 dB of its held envelope): in the
+        // envelope's hold after it stops, the capture's ratio to the envelope says nothing.
+        if !nearEndTalks && pd > 0 && px > 0.1 * farEnvelope {
+            // The echo return is the loudest the echo gets: a peak that rises at most 0.05 dB a
+            // block (so the near end cannot pull it up quickly) and sinks 0.01 dB a block.
+            let ratio = pd / farEnvelope
+            echoReturn = ratio > echoReturn ? min(ratio, echoReturn * riseStep) : max(ratio, echoReturn * fallStep)
+            let a = measuredBlocks == 0 ? 1 : 0.05
+            captureAverage += a * (pd - captureAverage)
+            outputAverage += a * (pe - outputAverage)
+            measuredBlocks += 1
+        }
+        let converged = measuredBlocks >= minimumMeasuredBlocks && (cancellerERLE ?? 0) >= Self.releaseERLE
+        if converged || farBlocks >= maximumActiveBlocks {
+            isActive = false
+            return 1
+        }
+        return nearEndTalks ? 1 : floorGain
+    }
+
+    /// The gain once the canceller has converged: lowered as far as its output is still a linear
+    /// function of the far end (echo it has not removed), unless the near end talks.
+    private func holdLinearResidual(px: Double, pd: Double, pe: Double, reference: UnsafePointer<Int16>,
+                                    output: UnsafePointer<Int16>) -> Float {
+        // A converged canceller that takes 10 dB out while the far end plays: echo alone.
+        if px > 10 * farFloor && pd > 10 * pe { coherence.learnEchoOnly() }
+        residual.update(capture: output, reference: reference)
+        guard farEnvelope > farFloor, coherence.isLearned, !coherence.isNearEnd else { return 1 }
+        let t = min(1, max(0, (residual.coherence - Self.residualStart) / (Self.residualFull - Self.residualStart)))
+        return Float(Math.pow(10, -1.5 * t))
+    }
+
+    /// Scales `output` by `target`, interpolated from the last block's gain so changes do not click.
+    private func apply(_ target: Float, to output: UnsafeMutablePointer<Int16>) {
         let start = gain, step = (target - start) / Float(blockSize)
         if start != 1 || target != 1 {
             for i in 0..<blockSize {
@@ -158,5 +182,6 @@ final class StartupEchoGate {
     func reset() {
         rearm()
         coherence.reset()
+        residual.reset()
     }
 }
