@@ -48,6 +48,7 @@ final class EchoGate {
     /// Blocks of far-end-only speech the canceller's ERLE is averaged over before it counts.
     private let minimumMeasuredBlocks: Int
 
+    /// Whether the startup hold is on (the canceller has not converged since its last reset).
     private(set) var isActive = true
     private var farEnvelope = 0.0
     /// Capture power over the far envelope at its loudest, learned in far-end single talk (0 dB at first).
@@ -88,11 +89,11 @@ final class EchoGate {
         measuredBlocks > 0 ? 10 * Math.log10(max(captureAverage, 1e-12) / max(outputAverage, 1e-12)) : nil
     }
 
-    /// Learns from the block and, while active, scales `output` (the canceller's output) in place.
+    /// Learns from the block and scales `output` (the canceller's output) in place: by the startup
+    /// hold until the canceller has converged, then by how much of it is still echo.
     /// `reference` is the aligned far end and `capture` the microphone block; `leadingReference`
     /// (full scale 1) is the far end a little ahead of the reference, so that an echo that comes
-    /// early (a delay not yet estimated) is still expected. Once the gate has stepped aside it
-    /// only learns the coherence echo alone reaches, for a reset later in the call.
+    /// early (a delay not yet estimated) is still expected.
     func process(reference: UnsafePointer<Int16>, capture: UnsafePointer<Int16>, output: UnsafeMutablePointer<Int16>,
                  leadingReference: UnsafePointer<Float>? = nil) {
         let energies = blockEnergies(capture, reference, output, count: blockSize)
