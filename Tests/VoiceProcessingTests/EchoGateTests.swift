@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import VoiceProcessing
 
-@Suite("Echo held back until the canceller converges")
+@Suite("The echo gate: the echo held back until the canceller converges, and what it leaves of it after")
 struct EchoGateTests {
     static let frame = 160, rate = 16000
 
