@@ -41,10 +41,7 @@ final class BandPowers {
         count = bins.count - 1
         firstBin = .allocate(capacity: bins.count)
         for (i, b) in bins.enumerated() { firstBin[i] = b }
-        window = .allocate(capacity: blockSize)
-        for i in 0..<blockSize {
-            window[i] = Float(0.5 - 0.5 * Math.cos(2 * Double.pi * (Double(i) + 0.5) / Double(blockSize)))
-        }
+        window = .hann(blockSize)
         input = .allocate(capacity: size)
         input.initialize(repeating: 0, count: size)
         re = .allocate(capacity: size / 2 + 1)

@@ -39,10 +39,7 @@ final class EchoCoherence {
         fft = RealFFT(size: size)
         firstBin = max(1, 300 * size / sampleRate)
         endBin = min(size / 2, 4000 * size / sampleRate)
-        window = .allocate(capacity: 2 * blockSize)
-        for i in 0..<2 * blockSize {
-            window[i] = Float(0.5 - 0.5 * Math.cos(2 * Double.pi * (Double(i) + 0.5) / Double(2 * blockSize)))
-        }
+        window = .hann(2 * blockSize)
         input = .zeroed(size)
         xRe = .zeroed(size / 2 + 1)
         xIm = .zeroed(size / 2 + 1)

@@ -1,3 +1,5 @@
+import DSP
+
 /// The working buffers of a ``VoiceProcessingUnit``: allocated zeroed once, freed with it, so
 /// the processing itself never allocates.
 ///
@@ -51,6 +53,18 @@ extension UnsafeMutablePointer where Pointee: Numeric {
     static func zeroed(_ count: Int) -> UnsafeMutablePointer {
         let p = UnsafeMutablePointer.allocate(capacity: count)
         p.initialize(repeating: 0, count: count)
+        return p
+    }
+}
+
+extension UnsafeMutablePointer where Pointee == Float {
+    /// A periodic-offset Hann window of `count` samples (`0.5 - 0.5 cos(2 pi (i + 0.5) / count)`),
+    /// for the unit's analysis stages to allocate in `init` and free in `deinit`.
+    static func hann(_ count: Int) -> UnsafeMutablePointer {
+        let p = UnsafeMutablePointer.allocate(capacity: count)
+        for i in 0..<count {
+            p[i] = Float(0.5 - 0.5 * Math.cos(2 * Double.pi * (Double(i) + 0.5) / Double(count)))
+        }
         return p
     }
 }
