@@ -8,8 +8,8 @@ import DSP
 /// from `DriftEstimator` followed by fractional, windowed-sinc reads), and the canceller removes
 /// the echo into `scratch.blockOut` (``cancel()``). `CancellerHealth` watches its input and output
 /// (ERLE, divergence) and `EchoPathDetector` whether there is an echo at all. Then
-/// ``protectNearEnd()`` passes the capture on untouched when there is no echo path, and until the
-/// canceller has converged lets `EchoGate` hold the echo back.
+/// ``protectNearEnd()`` passes the capture on untouched when there is no echo path, and otherwise
+/// lets `EchoGate` hold back the echo the canceller does not remove.
 ///
 /// Thread safety: I/O thread only (the unit's `process`); it allocates only in `init`.
 final class EchoStage {
@@ -28,7 +28,7 @@ final class EchoStage {
     private var isPassingCapture = false
     /// The canceller's own DC notch, for the capture passed on without it.
     private var notch: DCNotch
-    /// Suppresses the echo until the canceller has converged (nil: none).
+    /// Holds back the echo the canceller does not remove (nil: none).
     private let echoGate: EchoGate?
     /// How far ahead of the reference the echo gate also looks, in samples (40 ms).
     private let gateLead: Double
@@ -115,7 +115,7 @@ final class EchoStage {
             let lead = max(0, (lastDelay - gateLead).rounded(.down))
             ring.read(from: Double(captureIndex) - lead, step: 1, count: block, into: scratch.referenceFloat)
             echoGate.process(reference: scratch.blockReference, capture: scratch.blockIn, output: scratch.blockOut,
-                                leadingReference: scratch.referenceFloat)
+                             leadingReference: scratch.referenceFloat)
         }
         captureIndex += block
     }
