@@ -97,6 +97,25 @@ final class EchoCoherence {
         fft.forward(input, real: real, imaginary: imaginary)
     }
 
+    /// How the canceller's output relates to its own echo estimate in the last block, -1 ... 1:
+    /// `self` has seen the capture `d`, `output` the canceller's output `e` (same block), and the
+    /// estimate is `d - e`. The mean over 300 Hz to 4 kHz of the cosine of the angle between `e`
+    /// and the estimate, bin by bin. Near 0 when the output is independent of the estimate (a
+    /// converged canceller, or a talker over it), positive when the estimate is short of the echo,
+    /// and negative when the output carries the estimate's negation: the canceller subtracts an
+    /// echo that is not in the microphone, as after the loudspeaker moved. Each bin counts alike,
+    /// so a few loud harmonics that line up by chance cannot decide it.
+    func estimateCorrelation(output: EchoCoherence) -> Double {
+        var sum = 0.0
+        for k in firstBin..<endBin {
+            let er = Double(output.dRe[k]), ei = Double(output.dIm[k])
+            let yr = Double(dRe[k]) - er, yi = Double(dIm[k]) - ei
+            let magnitudes = ((er * er + ei * ei) * (yr * yr + yi * yi)).squareRoot()
+            if magnitudes > 0 { sum += (er * yr + ei * yi) / magnitudes }
+        }
+        return sum / Double(endBin - firstBin)
+    }
+
     /// Learns the echo-only level from the last block: call it for blocks known to hold echo
     /// and no near end.
     func learnEchoOnly() {

@@ -23,7 +23,12 @@ import DSP
 /// latest (a room whose noise hides the canceller's progress). From then on its level tests
 /// never act: it lowers the output only as far as the output is coherent with the far end (echo
 /// the filter does not remove; in double talk the near end fills the output and the coherence
-/// falls), and never while the capture's coherence says the near end talks.
+/// falls), and never while the capture's coherence says the near end talks. One case overrides
+/// that: an output that opposes the canceller's own echo estimate while it removes under 3 dB
+/// (``EchoCoherence/estimateCorrelation(output:)`` under -0.4) is a filter subtracting an echo
+/// the microphone no longer has, as when the loudspeaker moves. It is lowered at once, from 0 dB
+/// at -0.4 to 30 dB at -0.7, since the moved loudspeaker also lowers the capture's coherence,
+/// which would pass it for a talker; and it teaches the coherence test the new room's level.
 ///
 /// It adds no delay: gains are whole blocks, interpolated across each block from the last one.
 ///
@@ -71,6 +76,11 @@ final class EchoGate {
     private let residual: EchoCoherence
     /// Residual coherence from which the output is lowered, and at which it is at the floor.
     static let residualStart = 0.2, residualFull = 0.5
+    /// Estimate correlation under which the canceller's output holds its estimate's negation
+    /// (in the suite's double talk, with a filter that fits, the 1st percentile is -0.2 to
+    /// -0.38; after a path change -0.45 to -0.85), and the span over which the output is then
+    /// lowered to the floor.
+    static let opposedEstimate = -0.4, opposedSpan = 0.3
 
     init(blockSize: Int, sampleRate: Int) {
         self.blockSize = blockSize
@@ -100,6 +110,7 @@ final class EchoGate {
         let scale = 1 / (Double(blockSize) * 32768 * 32768)
         let px = energies.reference * scale, pd = energies.capture * scale, pe = energies.output * scale
         coherence.update(capture: capture, reference: reference)
+        residual.update(capture: output, reference: reference)
         var leadingFarPower = 0.0
         if let leadingReference {
             for i in 0..<blockSize { leadingFarPower += Double(leadingReference[i] * leadingReference[i]) }
@@ -111,7 +122,7 @@ final class EchoGate {
             let nearEndInBands = bands.detect(capture: capture, reference: reference, leadingReference: leadingReference)
             target = holdUntilConverged(px: px, pd: pd, pe: pe, nearEndInBands: nearEndInBands)
         } else {
-            target = holdLinearResidual(px: px, pd: pd, pe: pe, reference: reference, output: output)
+            target = holdLinearResidual(px: px, pd: pd, pe: pe)
         }
         apply(target, to: output)
     }
@@ -144,12 +155,21 @@ final class EchoGate {
 
     /// The gain once the canceller has converged: lowered as far as its output is still a linear
     /// function of the far end (echo it has not removed), unless the near end talks.
-    private func holdLinearResidual(px: Double, pd: Double, pe: Double, reference: UnsafePointer<Int16>,
-                                    output: UnsafePointer<Int16>) -> Float {
-        // A converged canceller that takes 10 dB out while the far end plays: echo alone.
-        if px > 10 * farFloor && pd > 10 * pe { coherence.learnEchoOnly() }
-        residual.update(capture: output, reference: reference)
-        guard farEnvelope > farFloor, coherence.isLearned, !coherence.isNearEnd else { return 1 }
+    private func holdLinearResidual(px: Double, pd: Double, pe: Double) -> Float {
+        // The output opposes the canceller's own estimate and is barely under the capture: the
+        // filter subtracts an echo the microphone no longer has (the loudspeaker moved), so the
+        // output is echo, whatever the capture's coherence says.
+        let opposition = px > farFloor && pe > 0.5 * pd ? -coherence.estimateCorrelation(output: residual) : 0
+        let opposed = opposition > -Self.opposedEstimate
+        // Echo alone: that, or a converged canceller that takes 10 dB out while the far end plays.
+        // A moved loudspeaker changes the coherence echo reaches, so both teach it.
+        if opposed || (px > 10 * farFloor && pd > 10 * pe) { coherence.learnEchoOnly() }
+        if opposed {
+            let t = min(1, (opposition + Self.opposedEstimate) / Self.opposedSpan)
+            return Float(Math.pow(10, -1.5 * t))
+        }
+        guard farEnvelope > farFloor else { return 1 }
+        guard coherence.isLearned, !coherence.isNearEnd else { return 1 }
         let t = min(1, max(0, (residual.coherence - Self.residualStart) / (Self.residualFull - Self.residualStart)))
         return Float(Math.pow(10, -1.5 * t))
     }

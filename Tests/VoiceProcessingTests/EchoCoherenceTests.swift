@@ -1,3 +1,4 @@
+import AudioAnalysis
 import Testing
 import TestSupport
 @testable import VoiceProcessing
@@ -56,5 +57,53 @@ struct EchoCoherenceTests {
         #expect(Self.share(Self.decisions(far: far, capture: near, coherence: coherence)[20...]) > 0.9)
         coherence.reset()
         #expect(!Self.decisions(far: far, capture: near, coherence: coherence).contains(true))
+    }
+
+    /// The far end through the room after the loudspeaker moved: other delays, other reflections.
+    static func movedEcho(of far: [Float]) -> [Float] {
+        let taps: [(delay: Int, gain: Float)] = [(70, 0.5), (130, 0.35), (220, -0.25), (330, 0.15)]
+        var echo = [Float](repeating: 0, count: far.count)
+        for (delay, gain) in taps {
+            for i in delay..<far.count { echo[i] += gain * far[i - delay] }
+        }
+        return echo
+    }
+
+    /// ``EchoCoherence/estimateCorrelation(output:)`` for each block the far end plays in.
+    static func estimateCorrelations(far: [Float], capture: [Float], output: [Float]) -> [Double] {
+        let x = VPSignals.pcm(far), d = VPSignals.pcm(capture), e = VPSignals.pcm(output)
+        let microphone = EchoCoherence(blockSize: block, sampleRate: rate)
+        let canceller = EchoCoherence(blockSize: block, sampleRate: rate)
+        var values: [Double] = []
+        for k in 1..<far.count / block {
+            let range = k * block..<(k + 1) * block
+            d[range].withUnsafeBufferPointer { d in x[range].withUnsafeBufferPointer { microphone.update(capture: d.baseAddress!, reference: $0.baseAddress!) } }
+            e[range].withUnsafeBufferPointer { e in x[range].withUnsafeBufferPointer { canceller.update(capture: e.baseAddress!, reference: $0.baseAddress!) } }
+            if Levels.energy(far[range]) / Double(block) > 1e-4 {
+                values.append(microphone.estimateCorrelation(output: canceller))
+            }
+        }
+        return values
+    }
+
+    static func share(_ values: [Double], _ test: (Double) -> Bool) -> Double {
+        Double(values.filter(test).count) / Double(values.count)
+    }
+
+    @Test("The output opposes the canceller's estimate only when the estimate is an echo the microphone no longer has")
+    func opposedEstimate() throws {
+        let far = try VPSignals.speech("en_f_congrats_16k.wav", seconds: 6)
+        let near = try VPSignals.speech("en_m_librivox_16k.wav", seconds: 6, rms: 0.06)
+        let echo = Self.echo(of: far), moved = Self.movedEcho(of: far)
+        // A converged canceller (a residual 30 dB down) with a talker over it: unrelated.
+        let talker = Self.estimateCorrelations(far: far, capture: zip(echo, near).map { $0 + $1 },
+                                               output: zip(echo, near).map { 0.03 * $0 + $1 })
+        #expect(Self.share(talker) { $0 < EchoGate.opposedEstimate } < 0.02)
+        // A canceller short of the echo: its output is more of its estimate.
+        let short = Self.estimateCorrelations(far: far, capture: echo, output: echo.map { 0.5 * $0 })
+        #expect(Self.share(short) { $0 > 0.5 } > 0.9)
+        // The loudspeaker moved: the canceller subtracts the old echo from the new one.
+        let opposed = Self.estimateCorrelations(far: far, capture: moved, output: zip(moved, echo).map { $0 - $1 })
+        #expect(Self.share(opposed) { $0 < EchoGate.opposedEstimate } > 0.9)
     }
 }

@@ -17,6 +17,8 @@ struct RegressionTests {
         var erle: Double
         var postDoubleTalkERLE: Double
         var afterChangeERLE: Double?
+        /// The first half second after an echo-path change.
+        var changeOnsetERLE: Double?
         var statistics: VoiceProcessingStatistics
         /// Bulk delay plus the direct path, ms.
         var echoDelayMs: Double
@@ -51,10 +53,11 @@ struct RegressionTests {
         let postDT = VPSignals.erle(echo: scenario.echo, output: output, range: 112_000..<144_000)
         // The second after an echo-path change, from 0.5 s after it.
         let afterChange = scenario.pathChangeSample.map { VPSignals.erle(echo: scenario.echo, output: output, range: ($0 + 8000)..<min($0 + 24000, count)) }
+        let onset = scenario.pathChangeSample.map { VPSignals.erle(echo: scenario.echo, output: output, range: $0..<($0 + 8000)) }
         let g = try #require(scenario.geometry)
         let delay = (config.bulkDelay + g.loudspeaker.distance(to: g.microphone) / 343) * 1000
         return Result(erle: 10 * Math.log10(echoEnergy / residualEnergy), postDoubleTalkERLE: postDT, afterChangeERLE: afterChange,
-                      statistics: unit.statistics, echoDelayMs: delay)
+                      changeOnsetERLE: onset, statistics: unit.statistics, echoDelayMs: delay)
     }
 
     @Test("Base: RT60 0.3 s, 5 ms delay")
@@ -88,6 +91,10 @@ struct RegressionTests {
         let after = try #require(r.afterChangeERLE)
         #expect(after >= 20, "ERLE 0.5 to 1.5 s after the change \(after) dB")
         #expect(r.erle >= 13, "full-chain ERLE \(r.erle) dB")
+        let onset = try #require(r.changeOnsetERLE)
+        // The first half second, before the collapse rule resets it: 15.1 dB, held where the
+        // output opposes the canceller's own estimate; 7.3 dB without that test.
+        #expect(onset >= 12, "ERLE in the first 0.5 s after the change \(onset) dB")
     }
 
     @Test("100 ppm of clock drift is measured and followed, losing under 3 dB against no drift")
