@@ -78,7 +78,7 @@ final class EchoGate {
     static let residualStart = 0.2, residualFull = 0.5
     /// Estimate correlation under which the canceller's output holds its estimate's negation
     /// (in the suite's double talk, with a filter that fits, the 1st percentile is -0.2 to
-    /// -0.38; after a path change -0.45 to -0.85), and the span over which the output is then
+    /// -0.38; after a path change -0.42 to -0.85), and the span over which the output is then
     /// lowered to the floor.
     static let opposedEstimate = -0.4, opposedSpan = 0.3
 
@@ -110,6 +110,7 @@ final class EchoGate {
         let scale = 1 / (Double(blockSize) * 32768 * 32768)
         let px = energies.reference * scale, pd = energies.capture * scale, pe = energies.output * scale
         coherence.update(capture: capture, reference: reference)
+        // Every block, the startup hold's too, so that it is current when the hold lets go.
         residual.update(capture: output, reference: reference)
         var leadingFarPower = 0.0
         if let leadingReference {
@@ -154,7 +155,8 @@ final class EchoGate {
     }
 
     /// The gain once the canceller has converged: lowered as far as its output is still a linear
-    /// function of the far end (echo it has not removed), unless the near end talks.
+    /// function of the far end (echo it has not removed), unless the near end talks; lowered at
+    /// once where the output opposes the canceller's own estimate.
     private func holdLinearResidual(px: Double, pd: Double, pe: Double) -> Float {
         // The output opposes the canceller's own estimate and is barely under the capture: the
         // filter subtracts an echo the microphone no longer has (the loudspeaker moved), so the
@@ -164,14 +166,15 @@ final class EchoGate {
         // Echo alone: that, or a converged canceller that takes 10 dB out while the far end plays.
         // A moved loudspeaker changes the coherence echo reaches, so both teach it.
         if opposed || (px > 10 * farFloor && pd > 10 * pe) { coherence.learnEchoOnly() }
-        if opposed {
-            let t = min(1, (opposition + Self.opposedEstimate) / Self.opposedSpan)
-            return Float(Math.pow(10, -1.5 * t))
-        }
+        if opposed { return Self.lowered(by: (opposition + Self.opposedEstimate) / Self.opposedSpan) }
         guard farEnvelope > farFloor else { return 1 }
         guard coherence.isLearned, !coherence.isNearEnd else { return 1 }
-        let t = min(1, max(0, (residual.coherence - Self.residualStart) / (Self.residualFull - Self.residualStart)))
-        return Float(Math.pow(10, -1.5 * t))
+        return Self.lowered(by: (residual.coherence - Self.residualStart) / (Self.residualFull - Self.residualStart))
+    }
+
+    /// The gain `share` of the way from 0 dB to the floor, in dB (clamped to 0 ... 1).
+    private static func lowered(by share: Double) -> Float {
+        Float(Math.pow(10, -1.5 * min(1, max(0, share))))
     }
 
     /// Scales `output` by `target`, interpolated from the last block's gain so changes do not click.
