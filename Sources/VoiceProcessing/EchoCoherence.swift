@@ -68,6 +68,21 @@ final class EchoCoherence {
     /// the last two blocks.
     func update(capture: UnsafePointer<Int16>, reference: UnsafePointer<Int16>) {
         transform(reference, last: lastReference, into: xRe, xIm)
+        accumulate(capture)
+    }
+
+    /// The same with the reference `other` (same block size and rate) has just transformed for
+    /// this block: the echo gate measures the capture and the canceller's output against one far
+    /// end, so it transforms it once.
+    func update(capture: UnsafePointer<Int16>, referenceOf other: EchoCoherence) {
+        precondition(other.blockSize == blockSize && other.endBin == endBin, "coherences of different sizes")
+        xRe.update(from: other.xRe, count: endBin)
+        xIm.update(from: other.xIm, count: endBin)
+        accumulate(capture)
+    }
+
+    /// Transforms `capture` and folds both spectra into the smoothed cross-spectra.
+    private func accumulate(_ capture: UnsafePointer<Int16>) {
         transform(capture, last: lastCapture, into: dRe, dIm)
         let a = hasSpectra ? smoothing : 0
         var sum = 0.0

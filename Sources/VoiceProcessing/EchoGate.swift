@@ -111,7 +111,7 @@ final class EchoGate {
         let px = energies.reference * scale, pd = energies.capture * scale, pe = energies.output * scale
         coherence.update(capture: capture, reference: reference)
         // Every block, the startup hold's too, so that it is current when the hold lets go.
-        residual.update(capture: output, reference: reference)
+        residual.update(capture: output, referenceOf: coherence)
         var leadingFarPower = 0.0
         if let leadingReference {
             for i in 0..<blockSize { leadingFarPower += Double(leadingReference[i] * leadingReference[i]) }

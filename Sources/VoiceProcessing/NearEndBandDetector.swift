@@ -1,7 +1,7 @@
 import DSP
 
-/// Tells near-end speech from echo band by band while the canceller cannot yet: the startup
-/// gate's second near-end test (``EchoGate``).
+/// Tells near-end speech from echo band by band while the canceller cannot yet: the second
+/// near-end test of ``EchoGate``'s startup hold.
 ///
 /// Two talkers rarely fill the same bands at the same moment, so a near-end talker as loud as
 /// the echo, which a broadband level test cannot see, still stands out in the bands where the

@@ -106,4 +106,24 @@ struct EchoCoherenceTests {
         let opposed = Self.estimateCorrelations(far: far, capture: moved, output: zip(moved, echo).map { $0 - $1 })
         #expect(Self.share(opposed) { $0 < EchoGate.opposedEstimate } > 0.9)
     }
+
+    @Test("Borrowing another's transform of the reference gives exactly what transforming it again does")
+    func sharedReference() throws {
+        let far = VPSignals.pcm(try VPSignals.speech("en_f_congrats_16k.wav", seconds: 2))
+        let echo = VPSignals.pcm(Self.echo(of: try VPSignals.speech("en_f_congrats_16k.wav", seconds: 2)))
+        let near = VPSignals.pcm(try VPSignals.speech("en_m_librivox_16k.wav", seconds: 2))
+        let capture = EchoCoherence(blockSize: Self.block, sampleRate: Self.rate)
+        let own = EchoCoherence(blockSize: Self.block, sampleRate: Self.rate)
+        let borrowed = EchoCoherence(blockSize: Self.block, sampleRate: Self.rate)
+        for k in 0..<far.count / Self.block {
+            let range = k * Self.block..<(k + 1) * Self.block
+            far[range].withUnsafeBufferPointer { x in
+                echo[range].withUnsafeBufferPointer { capture.update(capture: $0.baseAddress!, reference: x.baseAddress!) }
+                near[range].withUnsafeBufferPointer { own.update(capture: $0.baseAddress!, reference: x.baseAddress!) }
+            }
+            near[range].withUnsafeBufferPointer { borrowed.update(capture: $0.baseAddress!, referenceOf: capture) }
+            #expect(borrowed.coherence == own.coherence)
+            #expect(capture.estimateCorrelation(output: borrowed) == capture.estimateCorrelation(output: own))
+        }
+    }
 }
