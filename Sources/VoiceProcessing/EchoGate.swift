@@ -19,11 +19,11 @@ import DSP
 /// the far end falls well under what echo alone gives (``EchoCoherence``).
 ///
 /// It releases that hold once the canceller's own echo return loss enhancement over far-end-only
-/// blocks reaches ``releaseERLE``, or after ``maximumActiveSeconds`` of far-end speech at the
-/// latest (a room whose noise hides the canceller's progress). From then on its level tests
-/// never act: it lowers the output only as far as the output is coherent with the far end (echo
-/// the filter does not remove; in double talk the near end fills the output and the coherence
-/// falls), and never while the capture's coherence says the near end talks. One case overrides
+/// blocks reaches ``releaseERLE`` (``rearmedReleaseERLE`` after a reset), or after
+/// ``maximumActiveSeconds`` of far-end speech at the latest (a room whose noise hides the
+/// canceller's progress). From then on its level tests never act: it lowers the output only as
+/// far as the output is coherent with the far end (echo the filter does not remove; in double
+/// talk the near end fills the output and the coherence falls), and never while the capture's coherence says the near end talks. One case overrides
 /// that: an output that opposes the canceller's own echo estimate while it removes under 3 dB
 /// (``EchoCoherence/estimateCorrelation(output:)`` under -0.4) is a filter subtracting an echo
 /// the microphone no longer has, as when the loudspeaker moves. It is lowered at once, from 0 dB
@@ -37,6 +37,13 @@ final class EchoGate {
     let blockSize: Int
     /// Linear ERLE at which the canceller is trusted, dB.
     static let releaseERLE = 15.0
+    /// The same after a reset (a realignment, a moved loudspeaker, divergence, drift beyond
+    /// interpolation), dB: the canceller re-converges from an empty filter while the far end's
+    /// echo is at full level, and the residual it leaves between 15 and 20 dB is what listeners
+    /// heard after a path change or a realignment. At the start of a call a 20 dB release held
+    /// back talkers who speak early; after a reset it measured no such cost
+    /// (Docs/voice-processing.md, "After a reset").
+    static let rearmedReleaseERLE = 20.0
     /// Far-end speech after which the gate steps aside however the canceller does, seconds.
     static let maximumActiveSeconds = 5.0
     /// The gain while only the far end talks, -30 dB.
@@ -55,6 +62,8 @@ final class EchoGate {
 
     /// Whether the startup hold is on (the canceller has not converged since its last reset).
     private(set) var isActive = true
+    /// The ERLE this hold lets go at: ``releaseERLE``, or ``rearmedReleaseERLE`` (above).
+    private var releaseLevel = EchoGate.releaseERLE
     private var farEnvelope = 0.0
     /// Capture power over the far envelope at its loudest, learned in far-end single talk (0 dB at first).
     private var echoReturn = 1.0
@@ -146,7 +155,7 @@ final class EchoGate {
             outputAverage += a * (pe - outputAverage)
             measuredBlocks += 1
         }
-        let converged = measuredBlocks >= minimumMeasuredBlocks && (cancellerERLE ?? 0) >= Self.releaseERLE
+        let converged = measuredBlocks >= minimumMeasuredBlocks && (cancellerERLE ?? 0) >= releaseLevel
         if converged || farBlocks >= maximumActiveBlocks {
             isActive = false
             return 1
@@ -192,6 +201,7 @@ final class EchoGate {
     /// echo alone reaches is the room's and stays.
     func rearm() {
         isActive = true
+        releaseLevel = Self.rearmedReleaseERLE
         farEnvelope = 0
         echoReturn = 1
         captureAverage = 0
@@ -205,6 +215,7 @@ final class EchoGate {
     /// Forgets the room as well (a new device).
     func reset() {
         rearm()
+        releaseLevel = Self.releaseERLE
         coherence.reset()
         residual.reset()
     }

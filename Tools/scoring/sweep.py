@@ -34,6 +34,7 @@ VARIANTS = {
     "hard": ["--nonlinear", "hard"],
     "pathchange_dt": ["--path-change-s", "12", "--double-talk", "10,14"],
     "early_dt": ["--double-talk", "1,5"], "early_dt2": ["--double-talk", "2,6"],
+    "early_dt_delay150": ["--double-talk", "1,5", "--delay-ms", "150"],
     "rate48k": ["--rate", "48000"],
 }
 KEYS = ["erle_db", "linear_erle_db", "pesq", "post_double_talk_erle_db", "convergence_s",
