@@ -21,14 +21,15 @@ import DSP
 /// It releases that hold once the canceller's own echo return loss enhancement over far-end-only
 /// blocks reaches ``releaseERLE`` (``rearmedReleaseERLE`` after a reset), or after
 /// ``maximumActiveSeconds`` of far-end speech at the latest (a room whose noise hides the
-/// canceller's progress). From then on its level tests never act: it lowers the output only as
-/// far as the output is coherent with the far end (echo the filter does not remove; in double
-/// talk the near end fills the output and the coherence falls), and never while the capture's coherence says the near end talks. One case overrides
-/// that: an output that opposes the canceller's own echo estimate while it removes under 3 dB
-/// (``EchoCoherence/estimateCorrelation(output:)`` under -0.4) is a filter subtracting an echo
-/// the microphone no longer has, as when the loudspeaker moves. It is lowered at once, from 0 dB
-/// at -0.4 to 30 dB at -0.7, since the moved loudspeaker also lowers the capture's coherence,
-/// which would pass it for a talker; and it teaches the coherence test the new room's level.
+/// canceller's progress). From then on its level tests never act: it lowers the output only as far
+/// as the output is coherent with the far end (echo the filter does not remove; in double talk the
+/// near end fills the output and the coherence falls), and never while the capture's coherence says
+/// the near end talks. One case overrides that: an output that opposes the canceller's own echo
+/// estimate while it removes under 3 dB (``EchoCoherence/estimateCorrelation(output:)`` under -0.4)
+/// is a filter subtracting an echo the microphone no longer has, as when the loudspeaker moves. It
+/// is lowered at once, from 0 dB at -0.4 to 30 dB at -0.7, since the moved loudspeaker also lowers
+/// the capture's coherence, which would pass it for a talker; and it teaches the coherence test the
+/// new room's level.
 ///
 /// It adds no delay: gains are whole blocks, interpolated across each block from the last one.
 ///
