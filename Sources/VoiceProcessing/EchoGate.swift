@@ -200,9 +200,19 @@ final class EchoGate {
 
     /// Starts over: the canceller was reset, so its filter must converge again. The coherence
     /// echo alone reaches is the room's and stays.
-    func rearm() {
+    func rearm() { startHold(releasingAt: Self.rearmedReleaseERLE) }
+
+    /// Forgets the room as well (a new device): the hold starts as at the start of a call.
+    func reset() {
+        startHold(releasingAt: Self.releaseERLE)
+        coherence.reset()
+        residual.reset()
+    }
+
+    /// Puts the startup hold back on, with its level tests starting from nothing.
+    private func startHold(releasingAt level: Double) {
         isActive = true
-        releaseLevel = Self.rearmedReleaseERLE
+        releaseLevel = level
         farEnvelope = 0
         echoReturn = 1
         captureAverage = 0
@@ -211,13 +221,5 @@ final class EchoGate {
         farBlocks = 0
         gain = 1
         bands.reset()
-    }
-
-    /// Forgets the room as well (a new device).
-    func reset() {
-        rearm()
-        releaseLevel = Self.releaseERLE
-        coherence.reset()
-        residual.reset()
     }
 }
