@@ -14,6 +14,15 @@ build_tools() {
   callbench="$("${build[@]}" --show-bin-path)/callbench"
 }
 
+# release_voicecall NAME: builds voicecall optimised and prints its path. The flags are
+# Tools/interop/release-checks' own, so CI compiles the release graph once for both.
+release_voicecall() {
+  local build=(swift build -c release -Xswiftc -enable-testing)
+  [ -n "${SCRATCH:-}" ] && build+=(--scratch-path "$SCRATCH")
+  "${build[@]}" --product voicecall >&2 || { echo "$1: release build failed" >&2; exit 2; }
+  echo "$("${build[@]}" --show-bin-path)/voicecall"
+}
+
 # make_work NAME: a scratch folder in $work, removed at exit with every process in $pids killed.
 make_work() {
   work="$(mktemp -d "/tmp/callaudio-$1.XXXXXX")"
