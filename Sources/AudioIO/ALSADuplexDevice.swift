@@ -64,6 +64,8 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
     private let silence: UnsafeMutableBufferPointer<Int16>
     private let prefillPeriods: Int
     private let xruns = Atomic<Int>(0)
+    /// Xruns (both streams) counted when the streams last started.
+    private var xrunsHandled = 0
 
     public let name: String
     public let format: IOFormat
@@ -132,34 +134,63 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
 
     public func start() throws(IOError) {
         do {
-            try capture.drop()
-            try playback.drop()
-            try capture.prepare()
-            try playback.prepare()
-            for _ in 0..<prefillPeriods {
-                _ = try playback.write(UnsafeRawBufferPointer(silence), frames: format.periodFrames)
-            }
-            if !playback.isRunning { try playback.start() }
-            try capture.start()
+            try startStreams()
         } catch {
             throw IOError(error)
         }
     }
 
+    /// Both streams from empty, with the playback queue prefilled: the round trip every start has.
+    private func startStreams() throws(ALSAError) {
+        try capture.drop()
+        try playback.drop()
+        try capture.prepare()
+        try playback.prepare()
+        for _ in 0..<prefillPeriods {
+            _ = try playback.write(UnsafeRawBufferPointer(silence), frames: format.periodFrames)
+        }
+        if !playback.isRunning { try playback.start() }
+        try capture.start()
+        xrunsHandled = capture.xrunCount + playback.xrunCount
+    }
+
+    /// Reads one period. After an xrun on either stream (the I/O thread fell behind: capture
+    /// lost frames, playback ran dry) both streams start over as ``start()`` starts them. Each
+    /// recovered on its own, the capture would resume after a gap that the playback's does not
+    /// match, and the round trip, which the echo canceller's alignment and filter are built
+    /// on, would move by tens of milliseconds (`RealTimeLoopbackTests+Xrun`).
     public func readCapture(_ buffer: UnsafeMutableBufferPointer<Int16>) throws(IOError) -> Int {
-        let frames = format.periodFrames
         do {
-            if captureParameters.channels == 1 {
-                _ = try capture.read(into: UnsafeMutableRawBufferPointer(buffer), frames: frames)
-            } else {
-                _ = try capture.read(into: UnsafeMutableRawBufferPointer(scratch), frames: frames)
-                for i in 0..<frames { buffer[i] = Int16((Int32(scratch[2 * i]) + Int32(scratch[2 * i + 1])) / 2) }
+            if try xrunPending() { try startStreams() }
+            try readPeriod(buffer)
+            if capture.xrunCount + playback.xrunCount != xrunsHandled {
+                // An overrun the read itself met: the period follows a gap.
+                try startStreams()
+                try readPeriod(buffer)
             }
         } catch {
             throw IOError(error)
         }
         xruns.store(capture.xrunCount + playback.xrunCount, ordering: .relaxed)
         return (try? capture.delay()) ?? 0
+    }
+
+    /// Whether either stream has had an xrun since the streams last started (recovered and
+    /// counted here when nothing has transferred since).
+    private func xrunPending() throws(ALSAError) -> Bool {
+        let capturePending = try capture.recoverPendingXrun()
+        let playbackPending = try playback.recoverPendingXrun()
+        return capturePending || playbackPending || capture.xrunCount + playback.xrunCount != xrunsHandled
+    }
+
+    private func readPeriod(_ buffer: UnsafeMutableBufferPointer<Int16>) throws(ALSAError) {
+        let frames = format.periodFrames
+        if captureParameters.channels == 1 {
+            _ = try capture.read(into: UnsafeMutableRawBufferPointer(buffer), frames: frames)
+        } else {
+            _ = try capture.read(into: UnsafeMutableRawBufferPointer(scratch), frames: frames)
+            for i in 0..<frames { buffer[i] = Int16((Int32(scratch[2 * i]) + Int32(scratch[2 * i + 1])) / 2) }
+        }
     }
 
     public func playbackDelay() -> Int { (try? playback.delay()) ?? 0 }

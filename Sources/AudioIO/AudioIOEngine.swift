@@ -223,8 +223,11 @@ public final class AudioIOEngine: @unchecked Sendable {
                        tracker: inout DelayTracker) throws(IOError) {
         let frames = format.periodFrames
         let out = UnsafeMutableBufferPointer(rebasing: playback[0..<frames])
+        // An xrun (met by this period's read or the last period's write; the device restarted its
+        // streams) moves the round trip. Counted here only, so that one from the write is not missed.
         let xrunsNow = xrunBase + device.xrunCount
-        if xrunsNow != xruns.load(ordering: .relaxed) { tracker.reset() }  // an xrun moves the round trip
+        if xrunsNow != xruns.load(ordering: .relaxed) { tracker.reset() }
+        xruns.store(xrunsNow, ordering: .relaxed)
         // `snd_pcm_delay` is signed and may dip below zero around an underrun; a queue is never negative.
         let playbackDelay = max(0, device.playbackDelay())
         let captureDelay = max(0, captureDelay)
@@ -234,7 +237,6 @@ public final class AudioIOEngine: @unchecked Sendable {
                               roundTripJitterFrames: tracker.jitter, hostTimeNanoseconds: now, xruns: xrunsNow)
         callback(IOCycle(capture: UnsafeMutableBufferPointer(rebasing: capture[0..<frames]), playback: out, timing: timing))
         try device.writePlayback(UnsafeBufferPointer(out))
-        xruns.store(xrunBase + device.xrunCount, ordering: .relaxed)
         periods.add(1, ordering: .relaxed)
     }
 

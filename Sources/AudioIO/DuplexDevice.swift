@@ -13,7 +13,9 @@ public protocol DuplexDevice: AnyObject, Sendable {
     var name: String { get }
     /// The negotiated format: the actual values, which may differ from what was asked.
     var format: IOFormat { get }
-    /// Xruns recovered so far (any thread).
+    /// Xruns recovered so far (any thread). After one the device comes back with a round trip
+    /// its timing reports again from the next period: the engine starts its tracker over when
+    /// this count moves.
     var xrunCount: Int { get }
 
     /// Prefills playback and starts both streams (I/O thread).
