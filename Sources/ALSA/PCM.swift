@@ -300,6 +300,7 @@ public struct PCM: ~Copyable {
     /// Recovers an xrun that happened while nothing was transferred (the stream ran dry or over
     /// unseen), counting it in ``xrunCount``; returns whether there was one. Plugins learn of an
     /// xrun when their position is read, so this reads it first (`snd_pcm_avail_update`).
+    @discardableResult
     public mutating func recoverPendingXrun() throws(ALSAError) -> Bool {
         let available = snd_pcm_avail_update(handle)
         guard available == -EPIPE || snd_pcm_state(handle) == SND_PCM_STATE_XRUN else { return false }

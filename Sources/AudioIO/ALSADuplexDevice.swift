@@ -66,6 +66,7 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
     private let xruns = Atomic<Int>(0)
     /// Xruns (both streams) counted when the streams last started.
     private var xrunsHandled = 0
+    private var xrunTotal: Int { capture.xrunCount + playback.xrunCount }
 
     public let name: String
     public let format: IOFormat
@@ -151,7 +152,7 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
         }
         if !playback.isRunning { try playback.start() }
         try capture.start()
-        xrunsHandled = capture.xrunCount + playback.xrunCount
+        xrunsHandled = xrunTotal
     }
 
     /// Reads one period. After an xrun on either stream (the I/O thread fell behind: capture
@@ -163,7 +164,7 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
         do {
             if try xrunPending() { try startStreams() }
             try readPeriod(buffer)
-            if capture.xrunCount + playback.xrunCount != xrunsHandled {
+            if xrunTotal != xrunsHandled {
                 // An overrun the read itself met: the period follows a gap.
                 try startStreams()
                 try readPeriod(buffer)
@@ -171,16 +172,16 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
         } catch {
             throw IOError(error)
         }
-        xruns.store(capture.xrunCount + playback.xrunCount, ordering: .relaxed)
+        xruns.store(xrunTotal, ordering: .relaxed)
         return (try? capture.delay()) ?? 0
     }
 
     /// Whether either stream has had an xrun since the streams last started (recovered and
     /// counted here when nothing has transferred since).
     private func xrunPending() throws(ALSAError) -> Bool {
-        let capturePending = try capture.recoverPendingXrun()
-        let playbackPending = try playback.recoverPendingXrun()
-        return capturePending || playbackPending || capture.xrunCount + playback.xrunCount != xrunsHandled
+        try capture.recoverPendingXrun()
+        try playback.recoverPendingXrun()
+        return xrunTotal != xrunsHandled
     }
 
     private func readPeriod(_ buffer: UnsafeMutableBufferPointer<Int16>) throws(ALSAError) {
@@ -207,7 +208,7 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
         } catch {
             throw IOError(error)
         }
-        xruns.store(capture.xrunCount + playback.xrunCount, ordering: .relaxed)
+        xruns.store(xrunTotal, ordering: .relaxed)
     }
 
     public func stop() {
