@@ -297,17 +297,6 @@ public struct PCM: ~Copyable {
     /// Stops after pending playback frames are played. The corresponding C function is `snd_pcm_drain`.
     public func drain() throws(ALSAError) { try alsaCheck(snd_pcm_drain(handle), "snd_pcm_drain '\(name)'") }
 
-    /// Recovers an xrun that happened while nothing was transferred (the stream ran dry or over
-    /// unseen), counting it in ``xrunCount``; returns whether there was one. Plugins learn of an
-    /// xrun when their position is read, so this reads it first (`snd_pcm_avail_update`).
-    @discardableResult
-    public mutating func recoverPendingXrun() throws(ALSAError) -> Bool {
-        let available = snd_pcm_avail_update(handle)
-        guard available == -EPIPE || snd_pcm_state(handle) == SND_PCM_STATE_XRUN else { return false }
-        try recover(-EPIPE)
-        return true
-    }
-
     /// Whether the stream is running (started and not stopped by an xrun).
     public var isRunning: Bool { snd_pcm_state(handle) == SND_PCM_STATE_RUNNING }
 }

@@ -159,13 +159,15 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
     /// lost frames, playback ran dry) both streams start over as ``start()`` starts them. Each
     /// recovered on its own, the capture would resume after a gap that the playback's does not
     /// match, and the round trip, which the echo canceller's alignment and filter are built
-    /// on, would move by tens of milliseconds (`RealTimeLoopbackTests+Xrun`).
+    /// on, would move by tens of milliseconds (`RealTimeLoopbackTests+Xrun`). The transfers
+    /// recover and count xruns; a count that moved since the streams started is the signal.
     public func readCapture(_ buffer: UnsafeMutableBufferPointer<Int16>) throws(IOError) -> Int {
         do {
-            if try xrunPending() { try startStreams() }
+            // An underrun the last write met.
+            if xrunTotal != xrunsHandled { try startStreams() }
             try readPeriod(buffer)
             if xrunTotal != xrunsHandled {
-                // An overrun the read itself met: the period follows a gap.
+                // An overrun this read met: the period follows a gap.
                 try startStreams()
                 try readPeriod(buffer)
             }
@@ -174,14 +176,6 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
         }
         xruns.store(xrunTotal, ordering: .relaxed)
         return (try? capture.delay()) ?? 0
-    }
-
-    /// Whether either stream has had an xrun since the streams last started (recovered and
-    /// counted here when nothing has transferred since).
-    private func xrunPending() throws(ALSAError) -> Bool {
-        try capture.recoverPendingXrun()
-        try playback.recoverPendingXrun()
-        return xrunTotal != xrunsHandled
     }
 
     private func readPeriod(_ buffer: UnsafeMutableBufferPointer<Int16>) throws(ALSAError) {
