@@ -4,23 +4,19 @@
 # build_tools NAME [CONFIGURATION]: builds voicecall and callbench (debug by default;
 # SCRATCH=path for swift build --scratch-path) and sets $voicecall and $callbench to their paths.
 build_tools() {
-  local name="$1" configuration="${2:-debug}" product
-  local build=(swift build -c "$configuration")
-  [ -n "${SCRATCH:-}" ] && build+=(--scratch-path "$SCRATCH")
-  for product in voicecall callbench; do
-    "${build[@]}" --product "$product" >&2 || { echo "$name: build failed" >&2; exit 2; }
-  done
-  voicecall="$("${build[@]}" --show-bin-path)/voicecall"
-  callbench="$("${build[@]}" --show-bin-path)/callbench"
+  voicecall=$(built_product "$1" voicecall "${2:-debug}") || exit 2
+  callbench=$(built_product "$1" callbench "${2:-debug}") || exit 2
 }
 
-# release_voicecall NAME: builds voicecall optimised and prints its path. The flags are
-# Tools/interop/release-checks' own, so CI compiles the release graph once for both.
-release_voicecall() {
-  local build=(swift build -c release -Xswiftc -enable-testing)
+# built_product NAME PRODUCT CONFIGURATION [SWIFTC_FLAG...]: builds PRODUCT (SCRATCH honoured)
+# and prints its path; fails (status 2) if the build does.
+built_product() {
+  local name="$1" product="$2" build=(swift build -c "$3") flag
+  shift 3
+  for flag in "$@"; do build+=(-Xswiftc "$flag"); done
   [ -n "${SCRATCH:-}" ] && build+=(--scratch-path "$SCRATCH")
-  "${build[@]}" --product voicecall >&2 || { echo "$1: release build failed" >&2; exit 2; }
-  echo "$("${build[@]}" --show-bin-path)/voicecall"
+  "${build[@]}" --product "$product" >&2 || { echo "$name: build failed" >&2; exit 2; }
+  echo "$("${build[@]}" --show-bin-path)/$product"
 }
 
 # make_work NAME: a scratch folder in $work, removed at exit with every process in $pids killed.
