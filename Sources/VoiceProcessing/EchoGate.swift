@@ -15,8 +15,10 @@ import DSP
 /// safe yet. The near end talks when the capture is louder than the echo can make it: 4 dB above
 /// `echoReturn x far`, where `echoReturn` is the loudest echo seen relative to the far end
 /// (starting at 0 dB); when a band test (``NearEndBandDetector``) finds near-end speech in the
-/// bands the far end leaves free; or, after a reset mid-call, when the capture's coherence with
-/// the far end falls well under what echo alone gives (``EchoCoherence``).
+/// bands the far end leaves free; when the canceller, once it has shown it removes 10 dB, takes
+/// 8 dB less than that out of three blocks in a row (a talker it cannot model); or, after a reset
+/// mid-call, when the capture's coherence with the far end falls well under what echo alone gives
+/// (``EchoCoherence``).
 ///
 /// It releases that hold once the canceller's own echo return loss enhancement over far-end-only
 /// blocks reaches ``releaseERLE`` (``rearmedReleaseERLE`` after a reset), or after
@@ -72,6 +74,22 @@ final class EchoGate {
     private var captureAverage = 0.0
     private var outputAverage = 0.0
     private var measuredBlocks = 0
+    /// The highest ratio of those averages since the hold started: what the canceller has shown
+    /// it removes.
+    private var bestRemoval = 0.0
+    /// The near end talks when a block's capture over output is this share of ``bestRemoval``
+    /// (-8 dB), once that is at least ``minimumBestRemoval`` (10 dB).
+    private let removalMargin = 0.158, minimumBestRemoval = 10.0
+    /// Far-end-only blocks before the averages count towards ``bestRemoval`` (0.5 s): the
+    /// highest of a young average is mostly its noise.
+    private let minimumRemovalBlocks: Int
+    /// Blocks in a row the canceller must fall short before that counts (30 ms), and how long a
+    /// run keeps later short blocks counting (300 ms).
+    private let shortfallOnset: Int, shortfallHold: Int
+    private var shortfallRun = 0, shortfallHoldLeft = 0
+    /// The capture's noise floor: its quietest block, rising 0.5 dB a second.
+    private var captureFloor = Double.infinity
+    private let floorRise: Double
     private var farBlocks = 0
     private var gain: Float = 1
     /// Whether the last block processed was held back (its gain ended under 1): the capture's
@@ -99,8 +117,12 @@ final class EchoGate {
         residual = EchoCoherence(blockSize: blockSize, sampleRate: sampleRate)
         let blocksPerSecond = Double(sampleRate) / Double(blockSize)
         envelopeDecay = Math.pow(10, -6 / (0.5 * blocksPerSecond))
+        floorRise = Math.pow(10, 0.05 / blocksPerSecond)
         maximumActiveBlocks = Int(Self.maximumActiveSeconds * blocksPerSecond)
         minimumMeasuredBlocks = Int(0.3 * blocksPerSecond)
+        minimumRemovalBlocks = Int(0.5 * blocksPerSecond)
+        shortfallOnset = max(1, Int((0.03 * blocksPerSecond).rounded()))
+        shortfallHold = Int(0.3 * blocksPerSecond)
     }
 
     /// The canceller's ERLE over far-end-only blocks so far, dB (nil before any).
@@ -119,6 +141,7 @@ final class EchoGate {
         let energies = blockEnergies(capture, reference, output, count: blockSize)
         let scale = 1 / (Double(blockSize) * 32768 * 32768)
         let px = energies.reference * scale, pd = energies.capture * scale, pe = energies.output * scale
+        captureFloor = min(max(pd, 1e-10), captureFloor * floorRise)
         coherence.update(capture: capture, reference: reference)
         // Every block, the startup hold's too, so that it is current when the hold lets go.
         residual.update(capture: output, referenceOf: coherence)
@@ -142,11 +165,15 @@ final class EchoGate {
     private func holdUntilConverged(px: Double, pd: Double, pe: Double, nearEndInBands: Bool) -> Float {
         guard farEnvelope > farFloor else { return 1 }
         farBlocks += 1
+        // The far end itself plays (within 10 dB of its held envelope): in the envelope's hold
+        // after it stops, the capture's level says nothing of the echo.
+        let farPlays = px > 0.1 * farEnvelope
+        // Every block, so that its runs count blocks the other tests find the talker in too.
+        let overCanceller = talksOverCanceller(fallsShort: farPlays && cancellerFallsShort(pd: pd, pe: pe))
         let nearEndTalks = pd > nearEndMargin * echoReturn * farEnvelope || nearEndInBands || coherence.isNearEnd
+            || overCanceller
         if !nearEndTalks { bands.learn() }
-        // Learn only while the far end itself plays (within 10 dB of its held envelope): in the
-        // envelope's hold after it stops, the capture's ratio to the envelope says nothing.
-        if !nearEndTalks && pd > 0 && px > 0.1 * farEnvelope {
+        if !nearEndTalks && pd > 0 && farPlays {
             // The echo return is the loudest the echo gets: a peak that rises at most 0.05 dB a
             // block (so the near end cannot pull it up quickly) and sinks 0.01 dB a block.
             let ratio = pd / farEnvelope
@@ -155,6 +182,9 @@ final class EchoGate {
             captureAverage += a * (pd - captureAverage)
             outputAverage += a * (pe - outputAverage)
             measuredBlocks += 1
+            if measuredBlocks >= minimumRemovalBlocks {
+                bestRemoval = max(bestRemoval, captureAverage / max(outputAverage, 1e-12))
+            }
         }
         let converged = measuredBlocks >= minimumMeasuredBlocks && (cancellerERLE ?? 0) >= releaseLevel
         if converged || farBlocks >= maximumActiveBlocks {
@@ -162,6 +192,32 @@ final class EchoGate {
             return 1
         }
         return nearEndTalks ? 1 : floorGain
+    }
+
+    /// Whether the canceller's shortfall says the near end talks: once it has held for
+    /// ``shortfallOnset`` blocks in a row (a single short block is as often an unconverged
+    /// filter's swing, or a loudspeaker's distortion, as a talker), and then in any block that
+    /// falls short within ``shortfallHold`` of the last such run, across the gaps between words.
+    private func talksOverCanceller(fallsShort: Bool) -> Bool {
+        shortfallRun = fallsShort ? shortfallRun + 1 : 0
+        if shortfallRun >= shortfallOnset {
+            shortfallHoldLeft = shortfallHold
+        } else if shortfallHoldLeft > 0 {
+            shortfallHoldLeft -= 1
+        }
+        return shortfallRun >= shortfallOnset || (fallsShort && shortfallHoldLeft > 0)
+    }
+
+    /// Whether the canceller takes far less out of this block than it has shown it can: something
+    /// it cannot model, a talker, is in the capture. A filter at 12 dB leaves a talker as loud as
+    /// the echo standing 12 dB over its residual, where no level of the capture can see it.
+    private func cancellerFallsShort(pd: Double, pe: Double) -> Bool {
+        // Only well over the room's noise: the canceller cannot remove noise, so where the echo
+        // is under it (a headset's weak leak) capture over output says nothing.
+        // And only where what it leaves is not the far end's echo (a canceller falling behind a
+        // drifting or moved echo leaves one that is coherent with the far end; a talker is not).
+        bestRemoval >= minimumBestRemoval && pd > 4 * captureFloor && pd < removalMargin * bestRemoval * pe
+            && residual.coherence < Self.residualStart
     }
 
     /// The gain once the canceller has converged: lowered as far as its output is still a linear
@@ -205,6 +261,7 @@ final class EchoGate {
     /// Forgets the room as well (a new device): the hold starts as at the start of a call.
     func reset() {
         startHold(releasingAt: Self.releaseERLE)
+        captureFloor = .infinity
         coherence.reset()
         residual.reset()
     }
@@ -218,6 +275,9 @@ final class EchoGate {
         captureAverage = 0
         outputAverage = 0
         measuredBlocks = 0
+        bestRemoval = 0
+        shortfallRun = 0
+        shortfallHoldLeft = 0
         farBlocks = 0
         gain = 1
         bands.reset()
