@@ -87,7 +87,8 @@ final class EchoGate {
     /// run keeps later short blocks counting (300 ms).
     private let shortfallOnset: Int, shortfallHold: Int
     private var shortfallRun = 0, shortfallHoldLeft = 0
-    /// The capture's noise floor: its quietest block, rising 0.5 dB a second.
+    /// The capture's noise floor: its quietest block, rising 0.5 dB a second (the rule
+    /// ``NoiseDepth`` keeps its floor by; there the preprocessor's input, here the gate's own).
     private var captureFloor = Double.infinity
     private let floorRise: Double
     private var farBlocks = 0
