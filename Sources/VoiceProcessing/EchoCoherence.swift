@@ -2,7 +2,7 @@ import DSP
 
 /// How much of the microphone is a linear function of the far end: the magnitude-squared
 /// coherence between the aligned reference and the capture, from cross-spectra smoothed over
-/// about 100 ms, averaged over 300 Hz to 4 kHz.
+/// about 100 ms, averaged over 300 Hz to 4 kHz (and, apart, over 4 to 8 kHz: ``highCoherence``).
 ///
 /// Echo through any linear path, known to the canceller or not, keeps the coherence high; a
 /// near-end talker, who is not in the far end, lowers it. That holds when the canceller cannot
@@ -22,12 +22,15 @@ final class EchoCoherence {
     private let fft: RealFFT
     private let window, input, xRe, xIm, dRe, dIm, lastCapture, lastReference: UnsafeMutablePointer<Float>
     private let sxx, sdd, sxdRe, sxdIm: UnsafeMutablePointer<Double>
-    private let firstBin: Int, endBin: Int
+    private let firstBin: Int, endBin: Int, highEndBin: Int
     /// Smoothing per block: about 100 ms.
     private let smoothing = 0.9
     private var hasSpectra = false
     /// The last block's coherence, 0 ... 1.
     private(set) var coherence = 0.0
+    /// The same over 4 to 8 kHz (0 where the rate has no such band): fricatives, whose echo a
+    /// canceller that has rarely heard them there does not remove.
+    private(set) var highCoherence = 0.0
     /// The coherence echo alone reaches in this room.
     private var echoLevel = 0.0
     private var learnedBlocks = 0
@@ -39,6 +42,7 @@ final class EchoCoherence {
         fft = RealFFT(size: size)
         firstBin = max(1, 300 * size / sampleRate)
         endBin = min(size / 2, 4000 * size / sampleRate)
+        highEndBin = min(size / 2, 8000 * size / sampleRate)
         window = .hann(2 * blockSize)
         input = .zeroed(size)
         xRe = .zeroed(size / 2 + 1)
@@ -75,9 +79,9 @@ final class EchoCoherence {
     /// this block: the echo gate measures the capture and the canceller's output against one far
     /// end, so it transforms it once.
     func update(capture: UnsafePointer<Int16>, referenceOf other: EchoCoherence) {
-        precondition(other.blockSize == blockSize && other.endBin == endBin, "coherences of different sizes")
-        xRe.update(from: other.xRe, count: endBin)
-        xIm.update(from: other.xIm, count: endBin)
+        precondition(other.blockSize == blockSize && other.highEndBin == highEndBin, "coherences of different sizes")
+        xRe.update(from: other.xRe, count: highEndBin)
+        xIm.update(from: other.xIm, count: highEndBin)
         accumulate(capture)
     }
 
@@ -85,8 +89,15 @@ final class EchoCoherence {
     private func accumulate(_ capture: UnsafePointer<Int16>) {
         transform(capture, last: lastCapture, into: dRe, dIm)
         let a = hasSpectra ? smoothing : 0
+        coherence = meanCoherence(firstBin..<endBin, smoothing: a)
+        highCoherence = endBin < highEndBin ? meanCoherence(endBin..<highEndBin, smoothing: a) : 0
+        hasSpectra = true
+    }
+
+    /// Folds the bins of `range` into the smoothed cross-spectra; their mean coherence.
+    private func meanCoherence(_ range: Range<Int>, smoothing a: Double) -> Double {
         var sum = 0.0
-        for k in firstBin..<endBin {
+        for k in range {
             let xr = Double(xRe[k]), xi = Double(xIm[k]), dr = Double(dRe[k]), di = Double(dIm[k])
             sxx[k] = a * sxx[k] + (1 - a) * (xr * xr + xi * xi)
             sdd[k] = a * sdd[k] + (1 - a) * (dr * dr + di * di)
@@ -96,8 +107,7 @@ final class EchoCoherence {
             let denominator = sxx[k] * sdd[k]
             sum += denominator > 0 ? (sxdRe[k] * sxdRe[k] + sxdIm[k] * sxdIm[k]) / denominator : 0
         }
-        hasSpectra = true
-        coherence = sum / Double(endBin - firstBin)
+        return sum / Double(range.count)
     }
 
     /// The spectrum of the last two blocks (`last`, then `block`), Hann-windowed; `block` then
@@ -144,6 +154,7 @@ final class EchoCoherence {
         lastReference.update(repeating: 0, count: blockSize)
         hasSpectra = false
         coherence = 0
+        highCoherence = 0
         echoLevel = 0
         learnedBlocks = 0
     }

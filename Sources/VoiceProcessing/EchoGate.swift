@@ -31,7 +31,9 @@ import DSP
 /// is a filter subtracting an echo the microphone no longer has, as when the loudspeaker moves. It
 /// is lowered at once, from 0 dB at -0.4 to 30 dB at -0.7, since the moved loudspeaker also lowers
 /// the capture's coherence, which would pass it for a talker; and it teaches the coherence test the
-/// new room's level.
+/// new room's level. Above 4 kHz it does the same by the output's coherence there
+/// (``HighBandGain``): a canceller that has rarely heard the far end's fricatives leaves their echo
+/// whole, while its residual under 4 kHz says the filter fits.
 ///
 /// It adds no delay: gains are whole blocks, interpolated across each block from the last one.
 ///
@@ -93,6 +95,8 @@ final class EchoGate {
     private let floorRise: Double
     private var farBlocks = 0
     private var gain: Float = 1
+    /// The gain above 4 kHz, apart from the whole block's.
+    private var highBand: HighBandGain
     /// Whether the last block processed was held back (its gain ended under 1): the capture's
     /// noise went with the echo, and comfort noise should take its place.
     var isHolding: Bool { gain < 1 }
@@ -116,6 +120,7 @@ final class EchoGate {
         bands = NearEndBandDetector(blockSize: blockSize, sampleRate: sampleRate)
         coherence = EchoCoherence(blockSize: blockSize, sampleRate: sampleRate)
         residual = EchoCoherence(blockSize: blockSize, sampleRate: sampleRate)
+        highBand = HighBandGain(sampleRate: sampleRate)
         let blocksPerSecond = Double(sampleRate) / Double(blockSize)
         envelopeDecay = Math.pow(10, -6 / (0.5 * blocksPerSecond))
         floorRise = Math.pow(10, 0.05 / blocksPerSecond)
@@ -153,12 +158,17 @@ final class EchoGate {
         }
         farEnvelope = max(px, leadingFarPower, farEnvelope * envelopeDecay)
         let target: Float
+        var highTarget: Float = 1
         if isActive {
             let nearEndInBands = bands.detect(capture: capture, reference: reference, leadingReference: leadingReference)
             target = holdUntilConverged(px: px, pd: pd, pe: pe, nearEndInBands: nearEndInBands)
         } else {
             target = holdLinearResidual(px: px, pd: pd, pe: pe)
+            if farEnvelope > farFloor && coherence.isLearned && !coherence.isNearEnd {
+                highTarget = Self.lowered(by: Self.residualShare(residual.highCoherence))
+            }
         }
+        highBand.apply(highTarget, to: output, count: blockSize)
         apply(target, to: output)
     }
 
@@ -236,7 +246,12 @@ final class EchoGate {
         if opposed { return Self.lowered(by: (opposition + Self.opposedEstimate) / Self.opposedSpan) }
         guard farEnvelope > farFloor else { return 1 }
         guard coherence.isLearned, !coherence.isNearEnd else { return 1 }
-        return Self.lowered(by: (residual.coherence - Self.residualStart) / (Self.residualFull - Self.residualStart))
+        return Self.lowered(by: Self.residualShare(residual.coherence))
+    }
+
+    /// How far a residual coherence lowers the output: 0 at ``residualStart``, 1 at ``residualFull``.
+    private static func residualShare(_ coherence: Double) -> Double {
+        (coherence - residualStart) / (residualFull - residualStart)
     }
 
     /// The gain `share` of the way from 0 dB to the floor, in dB (clamped to 0 ... 1).
@@ -281,6 +296,7 @@ final class EchoGate {
         shortfallHoldLeft = 0
         farBlocks = 0
         gain = 1
+        highBand.reset()
         bands.reset()
     }
 }
