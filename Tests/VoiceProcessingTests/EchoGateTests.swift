@@ -167,6 +167,28 @@ struct EchoGateTests {
         #expect(!gate.isActive)
     }
 
+    @Test("A canceller that falls back as soon as the hold lets go: what it leaves of the echo is lowered from the first blocks")
+    func holdsAResidualRightAfterRelease() throws {
+        let far = VPSignals.pcm(try VPSignals.speech("en_f_congrats_16k.wav", seconds: 4))
+        let echo = far.map { Int16(Double($0) * 0.7) }
+        let gate = EchoGate(blockSize: Self.frame, sampleRate: Self.rate)
+        // A canceller converging while the hold is on (6 dB for a second, then 15.6 dB until the
+        // hold lets go), then falling back to 8 dB (an echo it follows late, as when it drifts).
+        var start = 0
+        while gate.isActive && start + Self.frame <= far.count {
+            let block = start..<start + Self.frame, divisor: Int16 = start < Self.rate ? 2 : 6
+            _ = Self.run(gate, far: Array(far[block]), capture: Array(echo[block]), residual: echo[block].map { $0 / divisor })
+            start += Self.frame
+        }
+        #expect(!gate.isActive && start < 2 * Self.rate)
+        let rest = start..<far.count
+        let leftover = echo[rest].map { Int16(Double($0) * 0.4) }
+        let held = Self.run(gate, far: Array(far[rest]), capture: Array(echo[rest]), residual: leftover)
+        // Measured 23.2 dB; 0 when the capture's coherence is learned only once converged.
+        let reduction = 10 * Math.log10(Self.power(leftover, 0..<leftover.count) / Self.power(held, 0..<held.count))
+        #expect(reduction >= 15, "the echo left was lowered by \(reduction) dB")
+    }
+
     /// 4 s of far-end speech (rms 0.1) and its echo (3 dB down), through a canceller that removes
     /// `removal(block)` dB of it; a talker `talkerDB` under the echo joins at 1.5 s.
     static func partlyConverged(talkerDB: Double?, far farName: String = "en_f_congrats_16k.wav",
