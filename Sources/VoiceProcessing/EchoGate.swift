@@ -69,6 +69,8 @@ final class EchoGate {
     private(set) var isActive = true
     /// The ERLE this hold lets go at: ``releaseERLE``, or ``rearmedReleaseERLE`` (above).
     private var releaseLevel = EchoGate.releaseERLE
+    /// Whether this hold was put back on by a canceller reset, rather than starting a call.
+    private var isRearmed: Bool { releaseLevel == Self.rearmedReleaseERLE }
     private var farEnvelope = 0.0
     /// Capture power over the far envelope at its loudest, learned in far-end single talk (0 dB at first).
     private var echoReturn = 1.0
@@ -104,7 +106,8 @@ final class EchoGate {
     private let bands: NearEndBandDetector
     /// The third, by how much of the capture the far end explains; learned while the
     /// canceller takes something out of blocks no other test finds a talker in (3 dB in the hold, 10
-    /// once converged), so it serves from the first half second of echo and across resets.
+    /// once converged), so the coherence rules can act from the release. Within the hold it speaks
+    /// only after a reset (``isRearmed``).
     private let coherence: EchoCoherence
     /// The coherence of the far end with the canceller's output: echo it has not removed.
     private let residual: EchoCoherence
@@ -186,7 +189,7 @@ final class EchoGate {
         // young, and a reverberant room's echo dips under it (`rt60_0.9` seed 2 passed echo 20 dB
         // up from 2.1 to 2.6 s).
         let nearEndTalks = pd > nearEndMargin * echoReturn * farEnvelope || nearEndInBands
-            || (releaseLevel == Self.rearmedReleaseERLE && coherence.isNearEnd) || overCanceller
+            || (isRearmed && coherence.isNearEnd) || overCanceller
         if !nearEndTalks { bands.learn() }
         if !nearEndTalks && pd > 0 && farPlays {
             // The echo return is the loudest the echo gets: a peak that rises at most 0.05 dB a

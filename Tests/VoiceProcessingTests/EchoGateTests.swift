@@ -294,6 +294,17 @@ struct EchoGateTests {
         return (talking.count, loss / Double(max(talking.count, 1)))
     }
 
+    /// After ``converged()``: `near` talks over `leftover`, what the canceller leaves of the second
+    /// half of `echo`, through `gate`; the talker's loss as ``talkerLoss(near:other:before:after:)``.
+    static func talker(_ near: [Int16], over leftover: [Int16], of echo: [Int16], far: [Int16],
+                       through gate: EchoGate) -> (blocks: Int, loss: Double) {
+        let split = 3 * rate
+        let capture = (0..<split).map { Int16(clamping: Int(echo[split + $0]) + Int(near[$0])) }
+        let output = (0..<split).map { Int16(clamping: Int(leftover[$0]) + Int(near[$0])) }
+        let passed = run(gate, far: Array(far[split...]), capture: capture, residual: output)
+        return talkerLoss(near: near, other: leftover, before: output, after: passed)
+    }
+
     @Test("Re-armed mid-call, it still lets a talker as loud as the echo through, and holds the echo")
     func rearmedKeepsTheTalker() throws {
         let (far, near, echo, gate) = try Self.converged()
@@ -326,10 +337,7 @@ struct EchoGateTests {
         #expect(gate.isHolding)
 
         // The near end talks over it, 7 dB above it.
-        let capture = (0..<split).map { Int16(clamping: Int(echo[split + $0]) + Int(near[$0])) }
-        let output = (0..<split).map { Int16(clamping: Int(leftover[$0]) + Int(near[$0])) }
-        let passed = Self.run(gate, far: later, capture: capture, residual: output)
-        let (blocks, loss) = Self.talkerLoss(near: near, other: leftover, before: output, after: passed)
+        let (blocks, loss) = Self.talker(near, over: leftover, of: echo, far: far, through: gate)
         #expect(blocks > 50)
         #expect(loss < 3, "the talker lost \(loss) dB")
     }

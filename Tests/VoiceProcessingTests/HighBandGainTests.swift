@@ -69,10 +69,7 @@ struct HighBandGainTests {
         #expect(Self.loss(leftover, held) >= 10, "the high band's echo was lowered by \(Self.loss(leftover, held)) dB")
 
         // A talker over it (under 4 kHz mostly): the capture's coherence says so, nothing is lowered.
-        let capture = (0..<split).map { Int16(clamping: Int(echo[split + $0]) + Int(near[$0])) }
-        let output = (0..<split).map { Int16(clamping: Int(leftover[$0]) + Int(near[$0])) }
-        let passed = EchoGateTests.run(gate, far: far, capture: capture, residual: output)
-        let (blocks, loss) = EchoGateTests.talkerLoss(near: near, other: leftover, before: output, after: passed)
+        let (blocks, loss) = EchoGateTests.talker(near, over: leftover, of: echo, far: farSpeech, through: gate)
         #expect(blocks > 50)
         #expect(loss < 1, "the talker lost \(loss) dB")
     }
