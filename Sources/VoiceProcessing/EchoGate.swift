@@ -44,11 +44,11 @@ final class EchoGate {
     static let releaseERLE = 15.0
     /// The same after a reset (a realignment, a moved loudspeaker, divergence, drift beyond
     /// interpolation), dB: the canceller re-converges from an empty filter while the far end's
-    /// echo is at full level, and the residual it leaves between 15 and 20 dB is what listeners
+    /// echo is at full level, and the residual it leaves between 15 and 25 dB is what listeners
     /// heard after a path change or a realignment. At the start of a call a 20 dB release held
-    /// back talkers who speak early; after a reset it measured no such cost
-    /// (Docs/voice-processing.md, "After a reset").
-    static let rearmedReleaseERLE = 20.0
+    /// back talkers who speak early; after a reset it measured no such cost, as the coherence
+    /// test knows the room by then (Docs/voice-processing.md, "After a reset").
+    static let rearmedReleaseERLE = 25.0
     /// Far-end speech after which the gate steps aside however the canceller does, seconds.
     static let maximumActiveSeconds = 5.0
     /// The gain while only the far end talks, -30 dB.
