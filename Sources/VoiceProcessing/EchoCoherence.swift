@@ -28,21 +28,24 @@ final class EchoCoherence {
     private var hasSpectra = false
     /// The last block's coherence, 0 ... 1.
     private(set) var coherence = 0.0
-    /// The same over 4 to 8 kHz (0 where the rate has no such band): fricatives, whose echo a
-    /// canceller that has rarely heard them there does not remove.
+    /// The same over 4 to 8 kHz, when made `withHighBand` (0 otherwise, or where the rate has no
+    /// such band): fricatives, whose echo a canceller that has rarely heard them there does not
+    /// remove.
     private(set) var highCoherence = 0.0
     /// The coherence echo alone reaches in this room.
     private var echoLevel = 0.0
     private var learnedBlocks = 0
 
-    init(blockSize: Int, sampleRate: Int) {
+    /// `withHighBand`: also keep ``highCoherence`` (the reference is transformed in full either
+    /// way; only the smoothing over 4 to 8 kHz is saved without it).
+    init(blockSize: Int, sampleRate: Int, withHighBand: Bool = false) {
         self.blockSize = blockSize
         var size = 4
         while size < 2 * blockSize { size <<= 1 }
         fft = RealFFT(size: size)
         firstBin = max(1, 300 * size / sampleRate)
         endBin = min(size / 2, 4000 * size / sampleRate)
-        highEndBin = min(size / 2, 8000 * size / sampleRate)
+        highEndBin = withHighBand ? min(size / 2, 8000 * size / sampleRate) : endBin
         window = .hann(2 * blockSize)
         input = .zeroed(size)
         xRe = .zeroed(size / 2 + 1)
@@ -79,7 +82,7 @@ final class EchoCoherence {
     /// this block: the echo gate measures the capture and the canceller's output against one far
     /// end, so it transforms it once.
     func update(capture: UnsafePointer<Int16>, referenceOf other: EchoCoherence) {
-        precondition(other.blockSize == blockSize && other.highEndBin == highEndBin, "coherences of different sizes")
+        precondition(other.blockSize == blockSize && other.endBin == endBin, "coherences of different sizes")
         xRe.update(from: other.xRe, count: highEndBin)
         xIm.update(from: other.xIm, count: highEndBin)
         accumulate(capture)

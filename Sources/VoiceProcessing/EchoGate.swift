@@ -123,7 +123,7 @@ final class EchoGate {
         self.blockSize = blockSize
         bands = NearEndBandDetector(blockSize: blockSize, sampleRate: sampleRate)
         coherence = EchoCoherence(blockSize: blockSize, sampleRate: sampleRate)
-        residual = EchoCoherence(blockSize: blockSize, sampleRate: sampleRate)
+        residual = EchoCoherence(blockSize: blockSize, sampleRate: sampleRate, withHighBand: true)
         highBand = HighBandGain(sampleRate: sampleRate)
         let blocksPerSecond = Double(sampleRate) / Double(blockSize)
         envelopeDecay = Math.pow(10, -6 / (0.5 * blocksPerSecond))
@@ -168,7 +168,7 @@ final class EchoGate {
             target = holdUntilConverged(px: px, pd: pd, pe: pe, nearEndInBands: nearEndInBands)
         } else {
             target = holdLinearResidual(px: px, pd: pd, pe: pe)
-            if farEnvelope > farFloor && coherence.isLearned && !coherence.isNearEnd {
+            if mayLowerResidual {
                 highTarget = Self.lowered(by: Self.residualShare(residual.highCoherence))
             }
         }
@@ -254,9 +254,13 @@ final class EchoGate {
         // A moved loudspeaker changes the coherence echo reaches, so both teach it.
         if opposed || (px > 10 * farFloor && pd > 10 * pe) { coherence.learnEchoOnly() }
         if opposed { return Self.lowered(by: (opposition + Self.opposedEstimate) / Self.opposedSpan) }
-        guard farEnvelope > farFloor else { return 1 }
-        guard coherence.isLearned, !coherence.isNearEnd else { return 1 }
-        return Self.lowered(by: Self.residualShare(residual.coherence))
+        return mayLowerResidual ? Self.lowered(by: Self.residualShare(residual.coherence)) : 1
+    }
+
+    /// Whether the coherence rules may lower what the canceller leaves: the far end plays, and
+    /// the capture's coherence test has learned the room and does not find a talker.
+    private var mayLowerResidual: Bool {
+        farEnvelope > farFloor && coherence.isLearned && !coherence.isNearEnd
     }
 
     /// How far a residual coherence lowers the output: 0 at ``residualStart``, 1 at ``residualFull``.
