@@ -11,8 +11,8 @@ import Platform
 /// AEC3 fills in comfort noise for the same reason (`comfort_noise_generator.cc`).
 ///
 /// Per block, band by band (about a Bark each, 100 Hz to 8 kHz): the capture's noise floor (the
-/// band's power smoothed over about 100 ms, following any lower value at once and rising
-/// 0.5 dB a second, as ``NoiseDepth`` does; for steady noise 1 to 2 dB under its mean), times
+/// band's power smoothed over about 100 ms, through a ``NoiseFloor``: any lower value at once,
+/// rising 0.5 dB a second; for steady noise 1 to 2 dB under its mean), times
 /// `floorGain` (the depth the noise is suppressed to) and ``levelDB``, is what the output
 /// should hold at least. Where the output holds less, noise with random phases fills the
 /// difference. A band that holds speech, or the suppressed noise itself, gets nothing: the
@@ -40,10 +40,10 @@ final class ComfortNoise {
     /// The last block of capture and of output, the first half of each analysis frame.
     private let lastCapture, lastOutput: UnsafeMutablePointer<Float>
     /// Per band: the capture's smoothed power, its floor, and the output's power this block.
-    private let smoothed, floor, output: UnsafeMutablePointer<Double>
+    private let smoothed, output: UnsafeMutablePointer<Double>
+    private let floors: UnsafeMutablePointer<NoiseFloor>
     /// The second half of the last block's noise, added to this block.
     private let tail: UnsafeMutablePointer<Float>
-    private let rise: Double
     /// Turns a bin's wanted analysis power into the amplitude to synthesise it with.
     private let amplitudeScale: Double
     private let level = Math.pow(10, ComfortNoise.levelDB / 10)
@@ -69,16 +69,18 @@ final class ComfortNoise {
         // White noise of variance v analysed through the window has power v * length / 2 per bin;
         // a bin of amplitude A synthesised at this size has variance A^2 / size.
         amplitudeScale = 2 * Double(size) / Double(length)
-        rise = Math.pow(10, 0.05 * Double(blockSize) / Double(sampleRate))
         frame = Self.zeroed(size); noise = Self.zeroed(size); re = Self.zeroed(bins); im = Self.zeroed(bins)
         lastCapture = Self.zeroed(blockSize); lastOutput = Self.zeroed(blockSize); tail = Self.zeroed(blockSize)
-        smoothed = Self.zeroed(bands); floor = Self.zeroed(bands); output = Self.zeroed(bands)
+        smoothed = Self.zeroed(bands); output = Self.zeroed(bands)
+        floors = .allocate(capacity: bands)
+        floors.initialize(repeating: NoiseFloor(blocksPerSecond: Double(sampleRate) / Double(blockSize)), count: bands)
     }
 
     deinit {
         firstBin.deallocate(); window.deallocate(); frame.deallocate(); noise.deallocate(); re.deallocate(); im.deallocate()
         lastCapture.deallocate(); lastOutput.deallocate(); tail.deallocate()
-        smoothed.deallocate(); floor.deallocate(); output.deallocate()
+        smoothed.deallocate(); output.deallocate()
+        floors.deinitialize(count: bands); floors.deallocate()
     }
 
     private static func zeroed<T: Numeric>(_ count: Int) -> UnsafeMutablePointer<T> { .zeroed(count) }
@@ -103,6 +105,7 @@ final class ComfortNoise {
     /// Starts over (the streams restarted): the floor is learned again.
     func reset() {
         started = false
+        for b in 0..<bands { floors[b].reset() }
         lastEmptied = false
         lastCapture.update(repeating: 0, count: blockSize)
         lastOutput.update(repeating: 0, count: blockSize)
@@ -111,9 +114,7 @@ final class ComfortNoise {
 
     private func learnFloor(_ capture: UnsafePointer<Int16>) {
         analyze(history: lastCapture, capture, into: smoothed, smoothing: started ? 0.1 : 1)
-        for b in 0..<bands {
-            floor[b] = started ? min(smoothed[b], max(floor[b], 1) * rise) : smoothed[b]
-        }
+        for b in 0..<bands { floors[b].update(smoothed[b], minimum: 1) }
         started = true
     }
 
@@ -142,7 +143,7 @@ final class ComfortNoise {
         im.update(repeating: 0, count: bins)
         var any = false
         for b in 0..<bands {
-            let wanted = floor[b] * floorGain
+            let wanted = floors[b].power * floorGain
             guard wanted > output[b] else { continue }
             let amplitude = (amplitudeScale * (wanted - output[b]) / Double(firstBin[b + 1] - firstBin[b])).squareRoot()
             for k in firstBin[b]..<firstBin[b + 1] {

@@ -91,10 +91,8 @@ final class EchoGate {
     /// run keeps later short blocks counting (300 ms).
     private let shortfallOnset: Int, shortfallHold: Int
     private var shortfallRun = 0, shortfallHoldLeft = 0
-    /// The capture's noise floor: its quietest block, rising 0.5 dB a second (the rule
-    /// ``NoiseDepth`` keeps its floor by; there the preprocessor's input, here the gate's own).
-    private var captureFloor = Double.infinity
-    private let floorRise: Double
+    /// The capture's noise floor (mean square, full scale 1).
+    private var captureFloor: NoiseFloor
     private var farBlocks = 0
     private var gain: Float = 1
     /// The gain above 4 kHz, apart from the whole block's.
@@ -127,7 +125,7 @@ final class EchoGate {
         highBand = HighBandGain(sampleRate: sampleRate)
         let blocksPerSecond = Double(sampleRate) / Double(blockSize)
         envelopeDecay = Math.pow(10, -6 / (0.5 * blocksPerSecond))
-        floorRise = Math.pow(10, 0.05 / blocksPerSecond)
+        captureFloor = NoiseFloor(blocksPerSecond: blocksPerSecond)
         maximumActiveBlocks = Int(Self.maximumActiveSeconds * blocksPerSecond)
         minimumMeasuredBlocks = Int(0.3 * blocksPerSecond)
         minimumRemovalBlocks = Int(0.5 * blocksPerSecond)
@@ -151,7 +149,7 @@ final class EchoGate {
         let energies = blockEnergies(capture, reference, output, count: blockSize)
         let scale = 1 / (Double(blockSize) * 32768 * 32768)
         let px = energies.reference * scale, pd = energies.capture * scale, pe = energies.output * scale
-        captureFloor = min(max(pd, 1e-10), captureFloor * floorRise)
+        captureFloor.update(max(pd, 1e-10))
         coherence.update(capture: capture, reference: reference)
         // Every block, the startup hold's too, so that it is current when the hold lets go.
         residual.update(capture: output, referenceOf: coherence)
@@ -237,7 +235,7 @@ final class EchoGate {
         // is under it (a headset's weak leak) capture over output says nothing.
         // And only where what it leaves is not the far end's echo (a canceller falling behind a
         // drifting or moved echo leaves one that is coherent with the far end; a talker is not).
-        bestRemoval >= minimumBestRemoval && pd > 4 * captureFloor && pd < removalMargin * bestRemoval * pe
+        bestRemoval >= minimumBestRemoval && pd > 4 * captureFloor.power && pd < removalMargin * bestRemoval * pe
             && residual.coherence < Self.residualStart
     }
 
@@ -291,7 +289,7 @@ final class EchoGate {
     /// Forgets the room as well (a new device): the hold starts as at the start of a call.
     func reset() {
         startHold(releasingAt: Self.releaseERLE)
-        captureFloor = .infinity
+        captureFloor.reset()
         coherence.reset()
         residual.reset()
     }

@@ -9,7 +9,7 @@ import DSP
 /// standing alone, where a listener hears it (AECMOS's echo score, `aecbench suite`,
 /// `nonlinear`: 3.92 at 20 dB, 4.39 at 6 dB). A noisy room still gets all 20 dB.
 ///
-/// The noise floor follows any quieter block at once and rises 0.5 dB a second; the loudest
+/// The noise floor is a ``NoiseFloor`` (any quieter block at once, rising 0.5 dB a second); the loudest
 /// sound holds and falls 3 dB a second, so it spans a talker's pauses. The depth changes in
 /// steps of 2 dB or more, after 2 s of capture.
 ///
@@ -19,17 +19,16 @@ struct NoiseDepth {
     static let minimumDB = 6
     static let maximumDB = 20
 
-    private let rise: Double
     private let fall: Double
     private let settleBlocks: Int
-    private var noise = 0.0
+    private var noise: NoiseFloor
     private var loudest = 0.0
     private var blocks = 0
     /// The depth now, in dB (positive).
     private(set) var depthDB = NoiseDepth.maximumDB
 
     init(blocksPerSecond: Double) {
-        rise = Math.pow(10, 0.05 / blocksPerSecond)
+        noise = NoiseFloor(blocksPerSecond: blocksPerSecond)
         fall = Math.pow(10, -0.3 / blocksPerSecond)
         settleBlocks = Int(2 * blocksPerSecond)
     }
@@ -38,11 +37,11 @@ struct NoiseDepth {
     /// when it moved.
     mutating func update(energy: Double) -> Int? {
         let e = max(energy, 1)
-        noise = blocks == 0 || e < noise ? e : noise * rise
+        noise.update(e)
         loudest = max(e, loudest * fall)
         blocks += 1
         guard blocks >= settleBlocks else { return nil }
-        let ratioDB = 10 * Math.log10(loudest / noise)
+        let ratioDB = 10 * Math.log10(loudest / noise.power)
         let wanted = Int(min(Double(Self.maximumDB), max(Double(Self.minimumDB), Self.targetDB - ratioDB)).rounded())
         guard abs(wanted - depthDB) >= 2 else { return nil }
         depthDB = wanted
@@ -51,6 +50,7 @@ struct NoiseDepth {
 
     /// Starts over (the streams restarted), at the full depth.
     mutating func reset() {
-        (noise, loudest, blocks, depthDB) = (0, 0, 0, Self.maximumDB)
+        noise.reset()
+        (loudest, blocks, depthDB) = (0, 0, Self.maximumDB)
     }
 }

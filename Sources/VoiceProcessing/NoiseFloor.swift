@@ -1,0 +1,28 @@
+import DSP
+
+/// A noise floor: the quietest block power seen, rising 0.5 dB a second. It follows the noise
+/// down at once and up slowly, so speech barely lifts it; for steady noise it sits 1 to 2 dB
+/// under the noise's mean.
+///
+/// One rule for the unit's floors: the noise suppression's depth (``NoiseDepth``), the echo
+/// gate's capture floor, and the comfort noise's, band by band.
+///
+/// Thread safety: a value; used by the I/O thread only. Nothing allocates.
+struct NoiseFloor {
+    private let rise: Double
+    /// The floor, in the caller's power units (+infinity before the first block).
+    private(set) var power = Double.infinity
+
+    init(blocksPerSecond: Double) {
+        rise = Math.pow(10, 0.05 / blocksPerSecond)
+    }
+
+    /// Takes one block's power. `minimum` is where a floor of digital silence rises from (0
+    /// would stay 0).
+    mutating func update(_ blockPower: Double, minimum: Double = 0) {
+        power = min(blockPower, max(power, minimum) * rise)
+    }
+
+    /// Forgets the floor: the next block sets it.
+    mutating func reset() { power = .infinity }
+}
