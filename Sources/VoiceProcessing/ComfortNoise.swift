@@ -73,7 +73,7 @@ final class ComfortNoise {
         lastCapture = Self.zeroed(blockSize); lastOutput = Self.zeroed(blockSize); tail = Self.zeroed(blockSize)
         smoothed = Self.zeroed(bands); output = Self.zeroed(bands)
         floors = .allocate(capacity: bands)
-        floors.initialize(repeating: NoiseFloor(blocksPerSecond: Double(sampleRate) / Double(blockSize)), count: bands)
+        floors.initialize(repeating: NoiseFloor(blocksPerSecond: Double(sampleRate) / Double(blockSize), minimum: 1), count: bands)
     }
 
     deinit {
@@ -114,7 +114,7 @@ final class ComfortNoise {
 
     private func learnFloor(_ capture: UnsafePointer<Int16>) {
         analyze(history: lastCapture, capture, into: smoothed, smoothing: started ? 0.1 : 1)
-        for b in 0..<bands { floors[b].update(smoothed[b], minimum: 1) }
+        for b in 0..<bands { floors[b].update(smoothed[b]) }
         started = true
     }
 

@@ -67,10 +67,10 @@ final class EchoGate {
 
     /// Whether the startup hold is on (the canceller has not converged since its last reset).
     private(set) var isActive = true
-    /// The ERLE this hold lets go at: ``releaseERLE``, or ``rearmedReleaseERLE`` (above).
-    private var releaseLevel = EchoGate.releaseERLE
     /// Whether this hold was put back on by a canceller reset, rather than starting a call.
-    private var isRearmed: Bool { releaseLevel == Self.rearmedReleaseERLE }
+    private var isRearmed = false
+    /// The ERLE this hold lets go at: ``releaseERLE``, or ``rearmedReleaseERLE`` after a reset.
+    private var releaseLevel: Double { isRearmed ? Self.rearmedReleaseERLE : Self.releaseERLE }
     private var farEnvelope = 0.0
     /// Capture power over the far envelope at its loudest, learned in far-end single talk (0 dB at first).
     private var echoReturn = 1.0
@@ -125,7 +125,7 @@ final class EchoGate {
         highBand = HighBandGain(sampleRate: sampleRate)
         let blocksPerSecond = Double(sampleRate) / Double(blockSize)
         envelopeDecay = Math.pow(10, -6 / (0.5 * blocksPerSecond))
-        captureFloor = NoiseFloor(blocksPerSecond: blocksPerSecond)
+        captureFloor = NoiseFloor(blocksPerSecond: blocksPerSecond, minimum: 1e-10)
         maximumActiveBlocks = Int(Self.maximumActiveSeconds * blocksPerSecond)
         minimumMeasuredBlocks = Int(0.3 * blocksPerSecond)
         minimumRemovalBlocks = Int(0.5 * blocksPerSecond)
@@ -149,7 +149,7 @@ final class EchoGate {
         let energies = blockEnergies(capture, reference, output, count: blockSize)
         let scale = 1 / (Double(blockSize) * 32768 * 32768)
         let px = energies.reference * scale, pd = energies.capture * scale, pe = energies.output * scale
-        captureFloor.update(max(pd, 1e-10))
+        captureFloor.update(pd)
         coherence.update(capture: capture, reference: reference)
         // Every block, the startup hold's too, so that it is current when the hold lets go.
         residual.update(capture: output, referenceOf: coherence)
@@ -284,20 +284,20 @@ final class EchoGate {
 
     /// Starts over: the canceller was reset, so its filter must converge again. The coherence
     /// echo alone reaches is the room's and stays.
-    func rearm() { startHold(releasingAt: Self.rearmedReleaseERLE) }
+    func rearm() { startHold(rearmed: true) }
 
     /// Forgets the room as well (a new device): the hold starts as at the start of a call.
     func reset() {
-        startHold(releasingAt: Self.releaseERLE)
+        startHold(rearmed: false)
         captureFloor.reset()
         coherence.reset()
         residual.reset()
     }
 
     /// Puts the startup hold back on, with its level tests starting from nothing.
-    private func startHold(releasingAt level: Double) {
+    private func startHold(rearmed: Bool) {
         isActive = true
-        releaseLevel = level
+        isRearmed = rearmed
         farEnvelope = 0
         echoReturn = 1
         captureAverage = 0

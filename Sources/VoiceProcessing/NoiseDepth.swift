@@ -28,7 +28,7 @@ struct NoiseDepth {
     private(set) var depthDB = NoiseDepth.maximumDB
 
     init(blocksPerSecond: Double) {
-        noise = NoiseFloor(blocksPerSecond: blocksPerSecond)
+        noise = NoiseFloor(blocksPerSecond: blocksPerSecond, minimum: 1)
         fall = Math.pow(10, -0.3 / blocksPerSecond)
         settleBlocks = Int(2 * blocksPerSecond)
     }
@@ -37,7 +37,7 @@ struct NoiseDepth {
     /// when it moved.
     mutating func update(energy: Double) -> Int? {
         let e = max(energy, 1)
-        noise.update(e)
+        noise.update(energy)
         loudest = max(e, loudest * fall)
         blocks += 1
         guard blocks >= settleBlocks else { return nil }

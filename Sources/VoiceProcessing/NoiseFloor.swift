@@ -10,17 +10,19 @@ import DSP
 /// Thread safety: a value; used by the I/O thread only. Nothing allocates.
 struct NoiseFloor {
     private let rise: Double
+    /// The least power a block counts with, so a floor of digital silence can still rise.
+    private let minimum: Double
     /// The floor, in the caller's power units (+infinity before the first block).
     private(set) var power = Double.infinity
 
-    init(blocksPerSecond: Double) {
+    init(blocksPerSecond: Double, minimum: Double) {
         rise = Math.pow(10, 0.05 / blocksPerSecond)
+        self.minimum = minimum
     }
 
-    /// Takes one block's power. `minimum` is where a floor of digital silence rises from (0
-    /// would stay 0).
-    mutating func update(_ blockPower: Double, minimum: Double = 0) {
-        power = min(blockPower, max(power, minimum) * rise)
+    /// Takes one block's power.
+    mutating func update(_ blockPower: Double) {
+        power = min(max(blockPower, minimum), power * rise)
     }
 
     /// Forgets the floor: the next block sets it.

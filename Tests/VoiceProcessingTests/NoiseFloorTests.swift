@@ -10,7 +10,7 @@ struct NoiseFloorTests {
 
     @Test("The first block sets it; a quieter block lowers it at once; speech lifts it 0.5 dB a second")
     func followsDownAndRisesSlowly() {
-        var floor = NoiseFloor(blocksPerSecond: Self.blocksPerSecond)
+        var floor = NoiseFloor(blocksPerSecond: Self.blocksPerSecond, minimum: 1)
         #expect(floor.power == .infinity)
         floor.update(1000)
         #expect(floor.power == 1000)
@@ -21,14 +21,14 @@ struct NoiseFloorTests {
         #expect(abs(Self.db(floor.power / 10) - 1) < 0.01)
     }
 
-    @Test("A floor of digital silence rises from the minimum given; the default keeps it at 0")
+    @Test("A floor of digital silence rises from its minimum; with a minimum of 0 it would stay at 0")
     func silenceRisesFromTheMinimum() {
-        var floor = NoiseFloor(blocksPerSecond: Self.blocksPerSecond)
-        var stuck = floor
-        floor.update(0, minimum: 1)
+        var floor = NoiseFloor(blocksPerSecond: Self.blocksPerSecond, minimum: 1)
+        var stuck = NoiseFloor(blocksPerSecond: Self.blocksPerSecond, minimum: 0)
+        floor.update(0)
         stuck.update(0)
         for _ in 0..<100 {
-            floor.update(50, minimum: 1)
+            floor.update(50)
             stuck.update(50)
         }
         #expect(abs(Self.db(floor.power) - 0.5) < 0.01)
