@@ -7,6 +7,13 @@
 /// quantile, yet each one is 20 ms of concealment. Bursty device timing (a sound server's
 /// cycle under the call's period) makes exactly that pattern.
 ///
+/// A peak is an event, not a packet: the packets that come together after a stall (a starved
+/// thread, a network queue that empties at once) each stand above the quantile by a packet
+/// interval less than the one before, and counted one by one, a single 160 ms stall made three
+/// peaks under ``maximumExcessMs`` and held the target 60 ms up for the window. The packets of a
+/// burst (each arriving within ``burstNanoseconds`` of the one before) count once, at the
+/// highest of them; a burst whose first packet was a stall is a stall throughout.
+///
 /// Thread safety: a value type with inline storage; used by one thread (the I/O thread).
 /// ``update(relativeDelayMs:quantileMs:at:)`` and ``peakMs(at:)`` do not allocate.
 public struct DelayPeakDetector: Sendable {
@@ -19,12 +26,20 @@ public struct DelayPeakDetector: Sendable {
     public let maximumExcessMs: Double
     /// How long a peak is remembered, in nanoseconds.
     public let windowNanoseconds: Int64
+    /// Packets that arrive within this of the one before are one burst (2 ms: well under any
+    /// packet interval, and a burst's packets come together, or at one pull).
+    public static let burstNanoseconds: Int64 = 2_000_000
 
     /// The latest peaks, a ring: when each came (nanoseconds) and how high it was (ms).
     private var times = InlineArray<8, Int64>(repeating: 0)
     private var heights = InlineArray<8, Double>(repeating: 0)
     private var count = 0
     private var next = 0
+    /// When the last packet arrived, and what its burst has counted so far.
+    private var lastArrival: Int64?
+    private var burst = Burst.nothing
+
+    private enum Burst { case nothing, peak, stall }
 
     public init(thresholdMs: Double = 5, maximumExcessMs: Double = 60, windowMs: Int = 10_000) {
         self.thresholdMs = thresholdMs
@@ -36,16 +51,32 @@ public struct DelayPeakDetector: Sendable {
     public mutating func reset() {
         count = 0
         next = 0
+        lastArrival = nil
+        burst = .nothing
     }
 
     /// Accounts for one packet's relative delay, measured at `time` (nanoseconds, any origin).
     public mutating func update(relativeDelayMs: Double, quantileMs: Double, at time: Int64) {
+        let inBurst = lastArrival.map { time >= $0 && time - $0 < Self.burstNanoseconds } ?? false
+        if !inBurst { burst = .nothing }
+        lastArrival = time
         let excess = relativeDelayMs - quantileMs
-        guard excess > thresholdMs, excess <= maximumExcessMs else { return }
-        times[next] = time
-        heights[next] = relativeDelayMs
-        next = (next + 1) % times.count
-        count = min(count + 1, times.count)
+        guard excess > thresholdMs else { return }
+        switch burst {
+        case .stall:
+            return
+        case .peak:
+            let last = (next + times.count - 1) % times.count
+            heights[last] = max(heights[last], relativeDelayMs)
+        case .nothing where excess > maximumExcessMs:
+            burst = .stall
+        case .nothing:
+            times[next] = time
+            heights[next] = relativeDelayMs
+            next = (next + 1) % times.count
+            count = min(count + 1, times.count)
+            burst = .peak
+        }
     }
 
     /// The delay the recurring peaks ask for at `time`: the highest peak in the window when

@@ -73,6 +73,36 @@ struct PullPatternTests {
         #expect(stats.concealedWithoutLossMs > 20)
     }
 
+    /// The I/O thread stalls for 160 ms at 3 s (steady sender, steady 20 ms pulls): the packets
+    /// it missed arrive together at the next pull, each a packet interval less late.
+    @Test("After a local stall the target returns to the jitter's and the buffer drains")
+    func localStall() throws {
+        let speech = try EncodedSpeech(seconds: 12)
+        var buffer = JitterBuffer(decoder: try OpusDecoder(sampleRate: 16000))
+        var out = [Int16](repeating: 0, count: 320)
+        var next = 0, nowMs = 40.0
+        var before = 0.0, targetAfter = 0.0, delayAfter = 0.0
+        for p in 0..<500 {
+            if p == 150 { before = buffer.statistics.currentDelayMs; nowMs += 160 }
+            let now = UInt64(1_000_000_000 + nowMs * 1e6)
+            while next < speech.payloads.count, Double(next) * 20 + 45 <= nowMs {
+                let packet = RTPReceivedPacket(sequenceNumber: Int64(next), timestamp: speech.timestamps[next], arrival: now)
+                speech.payloads[next].withUnsafeBytes { buffer.insert(packet, payload: $0) }
+                next += 1
+            }
+            out.withUnsafeMutableBufferPointer { buffer.pull(into: $0, now: now) }
+            if p == 150 + 50 { targetAfter = buffer.statistics.targetDelayMs }
+            if p == 150 + 250 { delayAfter = buffer.statistics.currentDelayMs }
+            nowMs += 20
+        }
+        print("local stall: delay \(before) ms before, \(delayAfter) ms 5 s after; target 1 s after \(targetAfter) ms")
+        #expect(buffer.statistics.concealedMs == 0)
+        // One stall is not a pattern: the target is the jitter's again (with one packet's phase).
+        #expect(targetAfter <= 21)
+        // The 160 ms it added are gone within a frame.
+        #expect(delayAfter <= before + 20)
+    }
+
     @Test("A late packet counts as concealment without loss; a lost one does not")
     func lateVersusLost() throws {
         let speech = try EncodedSpeech(seconds: 2, fec: false)
@@ -121,11 +151,27 @@ struct DelayPeakDetectorTests {
         #expect(detector.peakMs(at: 3 * Self.second) == 41)
     }
 
+    @Test("The packets of a burst are one peak: a stall's catch-up does not make a pattern")
+    func burstsAreOneEvent() {
+        var detector = DelayPeakDetector(thresholdMs: 5, maximumExcessMs: 60, windowMs: 10_000)
+        // A 160 ms stall: the packets held back arrive at one pull, each a packet interval less late.
+        for (i, late) in [160.0, 140, 120, 100, 80, 60, 40, 20].enumerated() {
+            detector.update(relativeDelayMs: late, quantileMs: 1, at: Self.second + Int64(i) * 100_000)
+        }
+        #expect(detector.peakMs(at: Self.second) == 0)
+        // Two bursts 40 ms late, a second apart: a pattern, covered at the highest packet of each.
+        for start in [2, 3] {
+            detector.update(relativeDelayMs: 30, quantileMs: 1, at: Int64(start) * Self.second)
+            detector.update(relativeDelayMs: 41, quantileMs: 1, at: Int64(start) * Self.second + 500_000)
+        }
+        #expect(detector.peakMs(at: 3 * Self.second) == 41)
+    }
+
     @Test("The ring keeps the eight latest peaks")
     func ring() {
         var detector = DelayPeakDetector(thresholdMs: 5, windowMs: 10_000)
         detector.update(relativeDelayMs: 50, quantileMs: 0, at: 0)
-        for i in 1...8 { detector.update(relativeDelayMs: 30, quantileMs: 0, at: Int64(i) * 1000) }
-        #expect(detector.peakMs(at: 9000) == 30)  // the 50 ms peak was overwritten
+        for i in 1...8 { detector.update(relativeDelayMs: 30, quantileMs: 0, at: Int64(i) * Self.second / 10) }
+        #expect(detector.peakMs(at: Self.second) == 30)  // the 50 ms peak was overwritten
     }
 }
