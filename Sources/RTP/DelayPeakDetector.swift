@@ -57,7 +57,8 @@ public struct DelayPeakDetector: Sendable {
 
     /// Accounts for one packet's relative delay, measured at `time` (nanoseconds, any origin).
     public mutating func update(relativeDelayMs: Double, quantileMs: Double, at time: Int64) {
-        let inBurst = lastArrival.map { time >= $0 && time - $0 < Self.burstNanoseconds } ?? false
+        // Wrapping: arrival times are the caller's, and a gap that overflows is no burst.
+        let inBurst = lastArrival.map { (0..<Self.burstNanoseconds).contains(time &- $0) } ?? false
         if !inBurst { burst = .nothing }
         lastArrival = time
         let excess = relativeDelayMs - quantileMs
