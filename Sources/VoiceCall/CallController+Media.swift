@@ -274,6 +274,7 @@ extension CallController {
         s.echoDelayMs = voice.echoPath == .absent ? nil : voice.estimatedDelayMs
         s.echoPath = "\(voice.echoPath)"
         s.driftPPM = voice.driftPPM
+        s.cancellerResets = voice.cancellerResets
         s.processingLatencyMs = voice.addedLatencyMs
         s.codecLookaheadMs = media.codecLookaheadMs
         s.xruns = media.engine?.statistics.xruns ?? 0

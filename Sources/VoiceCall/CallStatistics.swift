@@ -32,6 +32,10 @@ public struct CallStatistics: Sendable, Equatable, Codable {
     /// Whether the microphone hears the far end: "unknown" (not decided yet), "present" or "absent".
     public var echoPath = "unknown"
     public var driftPPM: Double?
+    /// Times the echo canceller started over: a realignment (the echo found far from where the
+    /// device's delay report put it), a moved loudspeaker, divergence, or drift beyond
+    /// interpolation. Each one holds the echo back until the canceller has converged again.
+    public var cancellerResets = 0
     /// Delay the voice processing adds to the uplink (resampling, framing), in milliseconds.
     public var processingLatencyMs = 0.0
     /// Delay the Opus encoder adds (its lookahead), in milliseconds.
@@ -55,7 +59,8 @@ public struct CallStatistics: Sendable, Equatable, Codable {
              framesEncodedWithFEC = "frames_encoded_with_fec", concealedMs = "concealed_ms",
              concealedWithoutLossMs = "concealed_without_loss_ms"
         case jitterBufferDelayMs = "jitter_buffer_delay_ms", jitterBufferTargetMs = "jitter_buffer_target_ms"
-        case erleDB = "erle_db", echoDelayMs = "echo_delay_ms", echoPath = "echo_path", driftPPM = "drift_ppm", xruns
+        case erleDB = "erle_db", echoDelayMs = "echo_delay_ms", echoPath = "echo_path", driftPPM = "drift_ppm",
+             cancellerResets = "canceller_resets", xruns
         case processingLatencyMs = "processing_latency_ms", codecLookaheadMs = "codec_lookahead_ms"
         case captureLevelDBFS = "capture_level_dbfs", playbackLevelDBFS = "playback_level_dbfs"
         case route, cpuLoad = "cpu_load", packetsDropped = "packets_dropped"

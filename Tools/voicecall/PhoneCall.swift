@@ -147,13 +147,15 @@ struct PhoneReport: Encodable {
             ("jitter buffer delay ms", f(s.jitterBufferDelayMs)),
             ("echo removed (ERLE) dB", f(s.erleDB)),
             ("echo path / delay ms / drift ppm", "\(s.echoPath) / \(f(s.echoDelayMs)) / \(f(s.driftPPM))"),
+            ("echo canceller restarts", "\(s.cancellerResets)"),
             ("route", s.route),
             ("audio thread CPU %", f(s.cpuLoad * 100, 2)),
             ("xruns / packets dropped", "\(s.xruns) / \(s.packetsDropped)"),
             ("session active after the call", "\(sessionActive)"),
             ("DTMF keys the peer pressed", dtmfReceived.isEmpty ? "-" : dtmfReceived),
         ] + (output.map { [("peer's voice written to", $0)] } ?? [])
-        for (name, value) in rows { Swift.print("  " + name.padding(toLength: 32) + value) }
+        let width = rows.map(\.0.count).max()! + 2
+        for (name, value) in rows { Swift.print("  " + name.padding(toLength: width) + value) }
         if json {
             printJSONLine(self)
         }
