@@ -52,10 +52,15 @@ extension RealTimeLoopbackTests {
         // A restarted stream's round trip depends on where the server's cycle falls, so it may
         // move (PipeWire: by 512-frame steps); the report must move with it, within the 3 ms the
         // echo canceller's alignment allows, so that the canceller's reference moves and its
-        // filter still fits.
+        // filter still fits. The stream may also move again later, without an xrun; the report,
+        // read as each click is played, may then hold the old round trip for the first click
+        // after the move (the tracker follows a step within half a second), not for the next.
         let ms = Self.rate / 1000
-        for a in after {
-            #expect(abs(a.delay - a.reported) <= 3 * ms, "clicks came back after \(a.delay) frames, the device reported \(a.reported)")
+        for (i, a) in after.enumerated() {
+            let previous = i > 0 ? after[i - 1].delay : nil
+            let followingStep = previous.map { abs($0 - a.delay) > 3 * ms && abs($0 - a.reported) <= 3 * ms } ?? false
+            #expect(abs(a.delay - a.reported) <= 3 * ms || followingStep,
+                    "clicks came back after \(a.delay) frames, the device reported \(a.reported)")
         }
     }
 }
