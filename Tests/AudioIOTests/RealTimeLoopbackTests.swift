@@ -29,12 +29,12 @@ struct RealTimeLoopbackTests {
         }
     }
 
-    /// Onsets (first sample above half the click's level) at least 0.5 s apart.
-    static func onsets(_ x: [Int16]) -> [Int] {
+    /// Onsets (first sample above half the click's level) at least `gap` frames (0.5 s) apart.
+    static func onsets(_ x: [Int16], gap: Int = rate / 2) -> [Int] {
         var result: [Int] = []
         var i = 0
         while i < x.count {
-            if abs(Int(x[i])) > 8000 { result.append(i); i += rate / 2 } else { i += 1 }
+            if abs(Int(x[i])) > 8000 { result.append(i); i += gap } else { i += 1 }
         }
         return result
     }
