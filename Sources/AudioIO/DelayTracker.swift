@@ -10,13 +10,16 @@
 /// a band of twice the readings' interquartile range (at least ``minimumBand`` frames)
 /// around it, so a wandering report does not drag an echo canceller's alignment along.
 ///
-/// A real step is followed within a tenth of a second: readings that all leave that band on
-/// the same side, for ``stepReadings`` in a row, start the window over from them. Waiting for
-/// the median would take over half a window, and longer for a small step: the readings on
-/// both sides of it widen the interquartile range, and with it the band. A PipeWire graph
-/// whose quantum changes under the stream (another client asking for a shorter latency)
-/// moves the round trip by a few milliseconds; followed after 0.7 s, the echo canceller's
-/// reference sat before the echo for that long, and its filter took 4 s to recover.
+/// A device whose readings are exact (the whole last second within ``minimumBand``: PipeWire's
+/// own plugin) has a real step followed within a tenth of a second: readings that all leave
+/// that band on the same side, for ``stepReadings`` in a row, start the window over from them.
+/// Waiting for the median would take over half a window, and longer for a small step: the
+/// readings on both sides of it widen the interquartile range, and with it the band. A
+/// PipeWire graph whose quantum shrinks under the stream (another client asking for a shorter
+/// latency) moves the round trip by 5 ms; followed after 0.7 s, the echo came before the echo
+/// canceller's reference for that long. Readings that scatter keep the median's rule: what
+/// moves there is mostly the server's estimate (PulseAudio's wandered by 15 ms after an xrun
+/// on a loaded machine while the clicks came back after a constant delay).
 ///
 /// Thread safety: used by the I/O thread only; no method allocates after init.
 struct DelayTracker: ~Copyable {
@@ -26,20 +29,18 @@ struct DelayTracker: ~Copyable {
     private var next = 0
     /// Readings that make up a second at the current period (at most the capacity).
     private var length: Int
-    /// The round trip reported, and the spread of the readings behind it.
+    /// The round trip reported, and the spread of the readings behind it (interquartile, and
+    /// from the least to the greatest).
     private var held: Int?
     private(set) var jitter = 0
+    private var spread = 0
     /// The narrowest band the median may move in without moving the report, in frames.
     let minimumBand: Int
     /// Readings in a row outside the band, on one side, that make a step: a tenth of a second.
     private(set) var stepReadings: Int
-    /// Readings in a row that have left the band, and the band they left (fixed while they
-    /// come in: they widen the spread themselves).
+    /// Readings in a row that have left the band, and the side they left it on.
     private var run = 0
-    private var runBand = 0
     private var runSide = 0
-    /// The band a step left, which holds the report until the window is whole again.
-    private var refillBand: Int?
 
     /// - Parameters:
     ///   - capacity: readings kept (one per period).
@@ -66,7 +67,6 @@ struct DelayTracker: ~Copyable {
         held = nil
         jitter = 0
         run = 0
-        refillBand = nil
     }
 
     /// Forgets all readings and keeps a second of them at the new period (after a device switch;
@@ -86,31 +86,23 @@ struct DelayTracker: ~Copyable {
         window[next] = frames
         next = (next + 1) % length
         count = min(count + 1, length)
-        let stepped = countStep(frames)
-        if stepped { restart(keepingLast: run) }
+        if countStep(frames) { restart(keepingLast: run) }
         sortWindow()
         let median = scratch[count / 2]
         jitter = scratch[count * 3 / 4] - scratch[count / 4]
-        if count == length { refillBand = nil }
-        if !stepped, let current = held {
-            // Until a whole window is in again after a step, the band the step left holds the
-            // report (the few readings since say little about their spread); at the start and
-            // after a reset, the median itself: a first reading may be an outlier.
-            if let band = count == length ? max(minimumBand, 2 * jitter) : refillBand, abs(median - current) <= band {
-                return current
-            }
-        }
+        spread = scratch[count - 1] - scratch[0]
+        // Until a whole window is in, the median itself: a first reading may be an outlier.
+        if count == length, let current = held, abs(median - current) <= max(minimumBand, 2 * jitter) { return current }
         held = median
         return median
     }
 
-    /// Counts `frames` into the run of readings outside the band around the report; true once
-    /// the run is a step.
+    /// Counts `frames` into the run of readings that leave an exact device's band around the
+    /// report; true once the run is a step.
     private mutating func countStep(_ frames: Int) -> Bool {
-        // Only against a whole window's spread: a few readings say little about the jitter.
-        guard let current = held, count == length else { return false }
-        if run == 0 { runBand = max(minimumBand, 2 * jitter) }
-        let side = frames > current + runBand ? 1 : frames < current - runBand ? -1 : 0
+        // The spread is the last whole window's, before this reading.
+        guard let current = held, count == length, run > 0 || spread <= minimumBand else { return false }
+        let side = frames > current + minimumBand ? 1 : frames < current - minimumBand ? -1 : 0
         if side == 0 || (run > 0 && side != runSide) {
             run = 0
             return false
@@ -126,7 +118,6 @@ struct DelayTracker: ~Copyable {
         for k in 0..<kept { window[k] = scratch[k] }
         count = kept
         next = kept % length
-        refillBand = runBand
         run = 0
     }
 
