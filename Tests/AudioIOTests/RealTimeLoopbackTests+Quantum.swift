@@ -21,36 +21,8 @@ extension RealTimeLoopbackTests {
         }
     }
 
-    /// Starts a program found on PATH, its output discarded (posix_spawn: Foundation's `Process`
-    /// can miss the exit of a child it waits for).
-    static func spawn(_ arguments: [String]) throws -> pid_t {
-        var pid: pid_t = 0
-        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        guard posix_spawnp(&pid, arguments[0], &actions, nil, argv, environ) == 0 else {
-            throw SpawnError(program: arguments[0])
-        }
-        return pid
-    }
-
-    static func stop(_ pid: pid_t) {
-        kill(pid, SIGTERM)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-    }
-
-    static func isInstalled(_ name: String) -> Bool {
-        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        return paths.contains { FileManager.default.isExecutableFile(atPath: "\($0)/\(name)") }
-    }
-
     @Test("Another client shrinking PipeWire's quantum: the report follows the new round trip within 0.2 s",
-          .enabled(if: Testbed.hasPipeWire && isInstalled("pw-play")))
+          .enabled(if: Testbed.hasPipeWire && ChildProcess.isInstalled("pw-play")))
     func roundTripFollowsAQuantumChange() async throws {
         try Testbed.start()
         let device = try Self.loopbackDevice("pipewire")
@@ -60,9 +32,9 @@ extension RealTimeLoopbackTests {
         try engine.start()
         try await recorder.wait(forPeriods: 150, of: engine, timeout: .seconds(10))
         // Silent, so the loopback hears only the clicks; its latency is what moves the graph.
-        let player = try Self.spawn(["pw-play", "--latency", "128", "--volume", "0",
+        let player = try ChildProcess.spawn(["pw-play", "--latency", "128", "--volume", "0",
                                      "\(Testbed.repositoryRoot)/Tests/Fixtures/speech/en_f_congrats_16k.wav"])
-        defer { Self.stop(player) }
+        defer { ChildProcess.stop(player) }
         try await recorder.wait(forPeriods: 301, of: engine, timeout: .seconds(10))
         engine.stop()
         #expect(engine.lastError == nil)
@@ -90,5 +62,3 @@ extension RealTimeLoopbackTests {
         }
     }
 }
-
-struct SpawnError: Error { let program: String }

@@ -98,10 +98,7 @@ final class ExternalProcess: Sendable {
     private let input: Pipe
 
     /// Whether an executable is on PATH (so a test can be skipped where it is not installed).
-    static func isInstalled(_ name: String) -> Bool {
-        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        return paths.contains { FileManager.default.isExecutableFile(atPath: "\($0)/\(name)") }
-    }
+    static func isInstalled(_ name: String) -> Bool { ChildProcess.isInstalled(name) }
 
     init(_ executable: String, _ arguments: [String], directory: String) throws {
         name = executable

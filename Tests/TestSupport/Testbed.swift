@@ -17,19 +17,12 @@ public enum Testbed {
     }()
 
     private static let started: Result<Void, TestbedError> = {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "\(repositoryRoot)/Tools/testbed")
-        process.arguments = ["start", server]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        do { try process.run() } catch { return .failure(TestbedError(message: "cannot run Tools/testbed: \(error)")) }
-        process.waitUntilExit()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        guard process.terminationStatus == 0 else {
-            let why = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            return .failure(TestbedError(message: "Tools/testbed start failed: \(why)"))
+        let result: (status: Int32, output: String, errors: String)
+        do { result = try ChildProcess.run(["\(repositoryRoot)/Tools/testbed", "start", server]) } catch {
+            return .failure(TestbedError(message: "cannot run Tools/testbed: \(error)"))
         }
+        guard result.status == 0 else { return .failure(TestbedError(message: "Tools/testbed start failed: \(result.errors)")) }
+        let text = result.output
         // Lines look like: export NAME='value'
         for line in text.split(separator: "\n") where line.hasPrefix("export ") {
             let assignment = line.dropFirst("export ".count)
@@ -63,22 +56,10 @@ public enum Testbed {
 
     private static func testbed(_ commands: [String]) throws {
         for command in commands {
-            // posix_spawn and waitpid: Foundation's Process waits on a run loop that missed the
-            // exit of a script whose daemons outlive it.
-            let script = "\(repositoryRoot)/Tools/testbed"
-            var pid: pid_t = 0
-            let argv: [UnsafeMutablePointer<CChar>?] = [script, command, server].map { (word: String) in strdup(word) } + [nil]
-            defer { argv.forEach { free($0) } }
-            var actions = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            defer { posix_spawn_file_actions_destroy(&actions) }
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)  // the env lines it prints
-            guard posix_spawn(&pid, script, &actions, nil, argv, environ) == 0 else {
-                throw TestbedError(message: "cannot run Tools/testbed \(command)")
+            let result = try ChildProcess.run(["\(repositoryRoot)/Tools/testbed", command, server])
+            guard result.status == 0 else {
+                throw TestbedError(message: "Tools/testbed \(command) failed (status \(result.status)): \(result.errors)")
             }
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-            guard status == 0 else { throw TestbedError(message: "Tools/testbed \(command) failed (status \(status))") }
         }
     }
 }
