@@ -37,7 +37,7 @@ struct DelayTracker: ~Copyable {
     /// The narrowest band the median may move in without moving the report, in frames.
     let minimumBand: Int
     /// Readings in a row outside the band, on one side, that make a step: a tenth of a second.
-    private(set) var stepReadings: Int
+    private var stepReadings: Int
     /// Readings in a row that have left the band, and the side they left it on.
     private var run = 0
     private var runSide = 0

@@ -14,11 +14,7 @@ extension RealTimeLoopbackTests {
     /// (under 100 ms here) stays shorter than the spacing, so each click pairs with its echo.
     static func renderDenseClicks(_ capture: UnsafeBufferPointer<Int16>, _ playback: UnsafeMutableBufferPointer<Int16>,
                                   _ frame: Int) {
-        let spacing = rate / 5
-        for i in 0..<playback.count {
-            let t = (frame + i) % spacing
-            playback[i] = (frame + i >= rate && t < 48) ? 16000 : 0
-        }
+        writeClicks(playback, from: frame, every: rate / 5, offset: 0)
     }
 
     @Test("Another client shrinking PipeWire's quantum: the report follows the new round trip within 0.2 s",

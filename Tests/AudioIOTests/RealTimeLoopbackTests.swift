@@ -23,9 +23,14 @@ struct RealTimeLoopbackTests {
 
     /// A 1 ms click every second from 1.5 s on: PulseAudio settles its stream latency in the first second.
     static func renderClicks(_ capture: UnsafeBufferPointer<Int16>, _ playback: UnsafeMutableBufferPointer<Int16>, _ frame: Int) {
+        writeClicks(playback, from: frame, every: rate, offset: rate / 2)
+    }
+
+    /// A 1 ms click every `spacing` frames, `offset` frames into each spacing, from 1 s on.
+    static func writeClicks(_ playback: UnsafeMutableBufferPointer<Int16>, from frame: Int, every spacing: Int, offset: Int) {
         for i in 0..<playback.count {
-            let t = (frame + i) % rate
-            playback[i] = (frame + i >= rate && t >= rate / 2 && t < rate / 2 + 48) ? 16000 : 0
+            let t = (frame + i) % spacing
+            playback[i] = (frame + i >= rate && t >= offset && t < offset + 48) ? 16000 : 0
         }
     }
 

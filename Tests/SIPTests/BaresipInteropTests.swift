@@ -8,7 +8,7 @@ import TestSupport
 
 /// Interoperability with baresip (a real softphone): a signalling-level Opus call each way,
 /// with the Opus offer/answer written by hand (media is the call engine's job).
-@Suite("SIP interop with baresip", .enabled(if: ExternalProcess.isInstalled("baresip")))
+@Suite("SIP interop with baresip", .enabled(if: ChildProcess.isInstalled("baresip")))
 struct BaresipInteropTests {
     /// A baresip configuration folder: listening on `port`, Opus only, a sine source (no sound
     /// card needed), answering calls at once.

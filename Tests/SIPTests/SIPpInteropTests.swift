@@ -6,7 +6,7 @@ import TestSupport
 
 /// Interoperability with SIPp (`sip-tester`), using its built-in `uac` and `uas` scenarios
 /// (their SDP offers PCMU: fine for signalling).
-@Suite("SIP interop with SIPp", .enabled(if: ExternalProcess.isInstalled("sipp")))
+@Suite("SIP interop with SIPp", .enabled(if: ChildProcess.isInstalled("sipp")))
 struct SIPpInteropTests {
     /// SIPp calls us (INVITE, ACK, BYE); we ring, answer with an Opus SDP, and see the BYE.
     @Test func sippCallsTheUserAgent() async throws {

@@ -97,9 +97,6 @@ final class ExternalProcess: Sendable {
     private let process: Process
     private let input: Pipe
 
-    /// Whether an executable is on PATH (so a test can be skipped where it is not installed).
-    static func isInstalled(_ name: String) -> Bool { ChildProcess.isInstalled(name) }
-
     init(_ executable: String, _ arguments: [String], directory: String) throws {
         name = executable
         outputPath = "\(directory)/\(executable)-\(UInt32.random(in: 0...UInt32.max)).log"
