@@ -11,26 +11,13 @@ import DSP
 ///
 /// Thread safety: not thread-safe; the I/O thread only. Nothing allocates.
 struct HighBandGain {
-    private let b0: Double, b1: Double, b2: Double, a1: Double, a2: Double
-    /// The lowpass's state (transposed direct form II).
-    private var s1 = 0.0, s2 = 0.0
+    private var lowpass: ButterworthLowpass
     /// The gain the last block ended at.
     private(set) var gain: Float = 1
 
     /// A split at 4 kHz, or none (every gain passes the signal) where that is at or over Nyquist.
     init(sampleRate: Int) {
-        let cutoff = 4000.0
-        guard cutoff < 0.5 * Double(sampleRate) else {
-            (b0, b1, b2, a1, a2) = (1, 0, 0, 0, 0)
-            return
-        }
-        let k = Math.tan(Double.pi * cutoff / Double(sampleRate))
-        let norm = 1 / (1 + 2.0.squareRoot() * k + k * k)
-        b0 = k * k * norm
-        b1 = 2 * b0
-        b2 = b0
-        a1 = 2 * (k * k - 1) * norm
-        a2 = (1 - 2.0.squareRoot() * k + k * k) * norm
+        lowpass = ButterworthLowpass(cutoff: 4000, sampleRate: sampleRate)
     }
 
     /// Filters `samples` in place, the gain moving from the last block's to `target` across it.
@@ -40,9 +27,7 @@ struct HighBandGain {
         let acts = start != 1 || target != 1
         for i in 0..<count {
             let x = Double(samples[i])
-            let low = b0 * x + s1
-            s1 = b1 * x - a1 * low + s2
-            s2 = b2 * x - a2 * low
+            let low = lowpass.process(x)
             if acts {
                 let g = Double(start + step * Float(i + 1))
                 samples[i] = Int16(clamping: Int((g * x + (1 - g) * low).rounded()))
@@ -53,8 +38,7 @@ struct HighBandGain {
 
     /// Forgets the signal: the gain back to 1, the lowpass silent.
     mutating func reset() {
-        s1 = 0
-        s2 = 0
+        lowpass.reset()
         gain = 1
     }
 }

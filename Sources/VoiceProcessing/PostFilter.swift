@@ -4,7 +4,8 @@ import SpeexDSP
 /// The voice-processing unit's post-filter: SpeexDSP's preprocessor after the echo stage, for
 /// residual echo suppression (from the linear canceller's state, and only where there is an
 /// echo path), noise suppression, AGC, and the speech decision from its probability; then
-/// comfort noise where the residual echo suppression took the room's noise away.
+/// comfort noise where the residual echo suppression took the room's noise away, and the
+/// suppression of what that residual estimate misses (a loudspeaker's distortion).
 ///
 /// Thread safety: I/O thread only (the unit's `process`); it does not allocate after `init`.
 final class PostFilter {
@@ -20,6 +21,9 @@ final class PostFilter {
     private var noiseDepth: NoiseDepth?
     /// Fills the noise back in while residual echo suppression is attached (nil: it never is).
     private let comfortNoise: ComfortNoise?
+    /// Suppresses the residual SpeexDSP's estimate misses, band by band, while residual echo
+    /// suppression is attached (nil: it never is).
+    private let distortion: DistortionSuppressor?
 
     init(configuration c: VoiceProcessingConfiguration, block: Int, canceller: any EchoCanceller) throws(VoiceProcessingError) {
         do {
@@ -36,6 +40,7 @@ final class PostFilter {
         self.block = block
         noiseDepth = c.suppressesNoise ? NoiseDepth(blocksPerSecond: Double(c.processingSampleRate) / Double(block)) : nil
         comfortNoise = suppressionSource.map { _ in ComfortNoise(blockSize: block, sampleRate: c.processingSampleRate) }
+        distortion = suppressionSource.map { _ in DistortionSuppressor(blockSize: block, sampleRate: c.processingSampleRate) }
     }
 
     /// Residual echo suppression only where there is an echo: SpeexDSP's follows the far end's
@@ -49,6 +54,12 @@ final class PostFilter {
         isSuppressionAttached = echoPath
     }
 
+    /// Takes the block the canceller just processed: the capture and the canceller's output
+    /// (before the echo gate), for the residual SpeexDSP's estimate misses.
+    func analyse(capture: UnsafePointer<Int16>, linear: UnsafePointer<Int16>) {
+        distortion?.analyse(capture: capture, linear: linear)
+    }
+
     /// Filters one block in place; returns whether it holds speech. `capture` is the block as
     /// the microphone gave it and `captureEnergy` its energy (``CancellerHealth`` sums it
     /// already), for the noise suppression's depth and the comfort noise's floor; `held` says
@@ -60,6 +71,7 @@ final class PostFilter {
         _ = preprocessor.process(UnsafeMutableBufferPointer(start: samples, count: block))
         let speech = speechDetector.update(probability: preprocessor.speechProbability)
         comfortNoise?.process(samples, capture: capture, floorGain: isSuppressionAttached ? noiseFloorGain : 0, emptied: held)
+        distortion?.apply(samples, acting: isSuppressionAttached)
         return speech
     }
 
@@ -83,6 +95,7 @@ final class PostFilter {
     func restart() {
         speechDetector.reset()
         comfortNoise?.reset()
+        distortion?.reset()
         if noiseDepth != nil {
             noiseDepth?.reset()
             try? preprocessor.setNoiseSuppress(dB: -NoiseDepth.maximumDB)

@@ -116,6 +116,7 @@ public final class VoiceProcessingUnit {
     private func processBlock() {
         echo.cancel()
         adapter.pushLinear(scratch.blockOut)
+        postFilter.analyse(capture: scratch.blockIn, linear: scratch.blockOut)
         echo.protectNearEnd()
         postFilter.follow(echoPath: echo.hasEchoPath)
         let speech = postFilter.process(scratch.blockOut, capture: scratch.blockIn, captureEnergy: echo.health.captureEnergy,

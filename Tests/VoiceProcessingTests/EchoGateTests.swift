@@ -263,16 +263,10 @@ struct EchoGateTests {
                              leadingReference: lead + k * Self.frame)
             }
         }
-        // A first gate runs every path once: the runtime's one-time work (type metadata, in a
-        // debug build) is not the gate's, and depends on what other tests ran first.
-        run(EchoGate(blockSize: Self.frame, sampleRate: Self.rate))
-        let gate = EchoGate(blockSize: Self.frame, sampleRate: Self.rate)
-        let before = AllocationCounter.thisThread
-        run(gate)
-        let after = AllocationCounter.thisThread
+        let counted = AllocationCounter.counted({ EchoGate(blockSize: Self.frame, sampleRate: Self.rate) }, run)
         #expect(AllocationCounter.isActive)
-        #expect(after - before == 0)
-        #expect(gate.isActive)  // it suppressed all along: the gain path ran
+        #expect(counted.allocations == 0)
+        #expect(counted.subject.isActive)  // it suppressed all along: the gain path ran
     }
 
     /// A gate that has seen 3 s of far-end speech (rms 0.1) and its echo (3 dB down) through a
