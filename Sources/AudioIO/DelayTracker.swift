@@ -10,8 +10,9 @@
 /// a band of twice the readings' interquartile range (at least ``minimumBand`` frames)
 /// around it, so a wandering report does not drag an echo canceller's alignment along.
 ///
-/// A device whose readings are exact (the whole last second within ``minimumBand``: PipeWire's
-/// own plugin) has a real step followed within a tenth of a second: readings that all leave
+/// A device whose readings are exact (the whole last second within an eighth of
+/// ``minimumBand``: PipeWire's own plugin, whose readings differ by a frame) has a real step
+/// followed within a tenth of a second: readings that all leave
 /// that band on the same side, for ``stepReadings`` in a row, start the window over from them.
 /// Waiting for the median would take over half a window, and longer for a small step: the
 /// readings on both sides of it widen the interquartile range, and with it the band. A
@@ -19,7 +20,10 @@
 /// latency) moves the round trip by 5 ms; followed after 0.7 s, the echo came before the echo
 /// canceller's reference for that long. Readings that scatter keep the median's rule: what
 /// moves there is mostly the server's estimate (PulseAudio's wandered by 15 ms after an xrun
-/// on a loaded machine while the clicks came back after a constant delay).
+/// on a loaded machine while the clicks came back after a constant delay). Within a whole
+/// ``minimumBand`` is not exact enough: the `pulse` plugin on pipewire-pulse has had a second of
+/// readings that close while its median wandered by 3 ms, and followed as steps the report
+/// moved 38 times in 10 s.
 ///
 /// Thread safety: used by the I/O thread only; no method allocates after init.
 struct DelayTracker: ~Copyable {
@@ -36,6 +40,8 @@ struct DelayTracker: ~Copyable {
     private var spread = 0
     /// The narrowest band the median may move in without moving the report, in frames.
     let minimumBand: Int
+    /// The most the last second's readings may spread for the device to count as exact.
+    private let exactSpread: Int
     /// Readings in a row outside the band, on one side, that make a step: a tenth of a second.
     private var stepReadings: Int
     /// Readings in a row that have left the band, and the side they left it on.
@@ -48,6 +54,7 @@ struct DelayTracker: ~Copyable {
     init(capacity: Int, minimumBand: Int = 48) {
         length = max(1, capacity)
         self.minimumBand = minimumBand
+        exactSpread = max(2, minimumBand / 8)
         stepReadings = Self.stepReadings(length: max(1, capacity))
         window = .allocate(capacity: max(1, capacity))
         window.initialize(repeating: 0)
@@ -101,7 +108,7 @@ struct DelayTracker: ~Copyable {
     /// report; true once the run is a step.
     private mutating func countStep(_ frames: Int) -> Bool {
         // The spread is the last whole window's, before this reading.
-        guard let current = held, count == length, run > 0 || spread <= minimumBand else { return false }
+        guard let current = held, count == length, run > 0 || spread <= exactSpread else { return false }
         let side = frames > current + minimumBand ? 1 : frames < current - minimumBand ? -1 : 0
         if side == 0 || (run > 0 && side != runSide) {
             run = 0
