@@ -1,5 +1,6 @@
 @testable import AudioIO
 import Foundation
+import Platform
 import Testing
 
 @Suite("Device round-trip tracker")
@@ -9,6 +10,11 @@ struct DelayTrackerTests {
         var tracker = DelayTracker(capacity: capacity, minimumBand: 48)
         let reported = readings.map { tracker.add($0) }
         return (reported, tracker.jitter)
+    }
+
+    /// How often the report changed after reading `index`.
+    static func moves(_ reported: [Int], after index: Int) -> Int {
+        ((index + 1)..<reported.count).count { reported[$0] != reported[$0 - 1] }
     }
 
     @Test("A steady device is reported exactly, with no jitter")
@@ -64,7 +70,7 @@ struct DelayTrackerTests {
         let (reported, _) = Self.track(before + after)
         #expect(reported[200..<220].allSatisfy { abs($0 - 3000) <= 120 })
         #expect(abs(reported.last! - 4440) <= 120)
-        let moves = (201..<reported.count).count { reported[$0] != reported[$0 - 1] }
+        let moves = Self.moves(reported, after: 200)
         #expect(moves <= 2, "moved \(moves) times after the step")
     }
 
@@ -74,13 +80,10 @@ struct DelayTrackerTests {
     /// one, the report moved 38 times in those 10 s.
     @Test("A slow wander with a little scatter is not taken for steps")
     func slowWander() {
-        var state: UInt64 = 0x2545_F491_4F6C_DD1D
-        let readings = (0..<500).map { i -> Int in
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return 3324 - 143 * i / 500 + Int(state >> 33) % 21 - 10
-        }
+        var random = SeededRandom(seed: 0x2545_F491_4F6C_DD1D)
+        let readings = (0..<500).map { 3324 - 143 * $0 / 500 + Int(random.next() % 21) - 10 }
         let (reported, _) = Self.track(readings)
-        let moves = (51..<reported.count).count { reported[$0] != reported[$0 - 1] }
+        let moves = Self.moves(reported, after: 50)
         #expect(moves <= 4, "moved \(moves) times")
     }
 
@@ -98,7 +101,7 @@ struct DelayTrackerTests {
             return 3000 + sum
         }
         let (reported, jitter) = Self.track(readings)
-        let moves = (51..<reported.count).count { reported[$0] != reported[$0 - 1] }
+        let moves = Self.moves(reported, after: 50)
         #expect(moves <= 3, "moved \(moves) times")
         #expect(jitter >= 50)
     }
