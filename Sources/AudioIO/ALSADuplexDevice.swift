@@ -66,6 +66,10 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
     private let xruns = Atomic<Int>(0)
     /// Xruns (both streams) counted when the streams last started.
     private var xrunsHandled = 0
+    /// Whether no period has been read since the streams last started.
+    private var awaitsFirstRead = true
+    /// Starts over, since ``start()``, for a playback the server ran dry before the first read.
+    private var startRaces = 0
     private var xrunTotal: Int { capture.xrunCount + playback.xrunCount }
 
     public let name: String
@@ -134,6 +138,7 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
     public static let ioTimeoutMilliseconds = 300
 
     public func start() throws(IOError) {
+        startRaces = 0
         do {
             try startStreams()
         } catch {
@@ -153,6 +158,43 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
         if !playback.isRunning { try playback.start() }
         try capture.start()
         xrunsHandled = xrunTotal
+        awaitsFirstRead = true
+    }
+
+    /// Makes the first read after a start leave what a simultaneous start leaves: the prefill
+    /// less one period, counted as the playback queue plus the capture not yet read (both
+    /// streams run the same frames from their start, so a late first read moves frames from
+    /// one to the other and leaves the sum).
+    ///
+    /// A sound server may run the playback for a few of its cycles before the capture's first
+    /// period arrives (PipeWire activates the two streams one after the other). Each frame
+    /// played then is headroom lost for the whole stream, since one period is written per
+    /// period read: it is written back as silence. A playback the server ran dry before the
+    /// capture had a period more (so the I/O thread was not late) lost nothing but the
+    /// prefill's silence: both streams start again, up to three times, and no xrun is counted.
+    private func settleStart(_ buffer: UnsafeMutableBufferPointer<Int16>) throws(ALSAError) {
+        awaitsFirstRead = false
+        let target = (prefillPeriods - 1) * format.periodFrames
+        guard let queued = try? queuedFrames() else {
+            let captured = (try? capture.available()) ?? .max
+            guard captured < format.periodFrames, startRaces < 3 else { return }  // an xrun: counted as any
+            startRaces += 1
+            try startStreams()
+            try readPeriod(buffer)
+            return try settleStart(buffer)
+        }
+        var missing = target - queued
+        while missing > 0 {
+            let frames = min(missing, format.periodFrames)
+            let bytes = frames * playbackParameters.bytesPerFrame
+            _ = try playback.write(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(silence)[0..<bytes]), frames: frames)
+            missing -= frames
+        }
+    }
+
+    /// The playback queue plus the capture not yet read, in frames.
+    func queuedFrames() throws(ALSAError) -> Int {
+        playbackParameters.bufferFrames - (try playback.available()) + (try capture.available())
     }
 
     /// Reads one period. After an xrun on either stream (the I/O thread fell behind: capture
@@ -171,6 +213,7 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
                 try startStreams()
                 try readPeriod(buffer)
             }
+            if awaitsFirstRead { try settleStart(buffer) }
         } catch {
             throw IOError(error)
         }
