@@ -274,6 +274,14 @@ public struct PCM: ~Copyable {
         return n
     }
 
+    /// ``available()`` without an error value, for the I/O thread, which must not allocate (an
+    /// ``ALSAError`` carries strings): nil once the stream has met an xrun or failed, which the
+    /// next read or write then recovers or reports.
+    public var availableFrames: Int? {
+        let n = snd_pcm_avail(handle)
+        return n < 0 ? nil : Int(n)
+    }
+
     // MARK: State
 
     /// Prepares the stream for I/O (after ``drop()``). The corresponding C function is `snd_pcm_prepare`.

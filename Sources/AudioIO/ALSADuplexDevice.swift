@@ -173,17 +173,17 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
     /// capture had a period more (so the I/O thread was not late) lost nothing but the
     /// prefill's silence: both streams start again, up to three times, and no xrun is counted.
     private func settleStart(_ buffer: UnsafeMutableBufferPointer<Int16>) throws(ALSAError) {
-        awaitsFirstRead = false
-        let target = (prefillPeriods - 1) * format.periodFrames
-        guard let queued = try? queuedFrames() else {
-            let captured = (try? capture.available()) ?? .max
-            guard captured < format.periodFrames, startRaces < 3 else { return }  // an xrun: counted as any
+        var queued = queuedFrames()
+        while queued == nil, (capture.availableFrames ?? .max) < format.periodFrames, startRaces < 3 {
             startRaces += 1
             try startStreams()
             try readPeriod(buffer)
-            return try settleStart(buffer)
+            queued = queuedFrames()
         }
-        var missing = target - queued
+        awaitsFirstRead = false
+        // Otherwise an xrun the I/O thread met: the next transfer recovers and counts it.
+        guard let queued else { return }
+        var missing = (prefillPeriods - 1) * format.periodFrames - queued
         while missing > 0 {
             let frames = min(missing, format.periodFrames)
             let bytes = frames * playbackParameters.bytesPerFrame
@@ -192,9 +192,11 @@ public final class ALSADuplexDevice: DuplexDevice, @unchecked Sendable {
         }
     }
 
-    /// The playback queue plus the capture not yet read, in frames.
-    func queuedFrames() throws(ALSAError) -> Int {
-        playbackParameters.bufferFrames - (try playback.available()) + (try capture.available())
+    /// The playback queue plus the capture not yet read, in frames; nil once either stream has
+    /// met an xrun.
+    func queuedFrames() -> Int? {
+        guard let free = playback.availableFrames, let captured = capture.availableFrames else { return nil }
+        return playbackParameters.bufferFrames - free + captured
     }
 
     /// Reads one period. After an xrun on either stream (the I/O thread fell behind: capture

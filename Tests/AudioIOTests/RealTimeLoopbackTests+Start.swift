@@ -24,7 +24,7 @@ extension RealTimeLoopbackTests {
             try device.start()
             _ = try device.readCapture(buffer)
             // -1: the playback had run dry (its count fails with -EPIPE).
-            queued.append((try? device.queuedFrames()) ?? -1)
+            queued.append(device.queuedFrames() ?? -1)
             device.stop()
         }
         print("queued after the first read through pipewire, prefill \(prefillPeriods), 24 starts: \(queued) frames, "
