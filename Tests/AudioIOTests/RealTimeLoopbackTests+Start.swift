@@ -13,17 +13,14 @@ extension RealTimeLoopbackTests {
           .enabled(if: Testbed.hasPipeWire), arguments: [2, 3])
     func startKeepsTheHeadroom(prefillPeriods: Int) throws {
         try Testbed.start()
-        let device = try ALSADuplexDevice(capture: .named("pipewire"), playback: .named("pipewire"),
-                                          preferred: IOFormat(sampleRate: Self.rate, periodFrames: Self.period,
-                                                              bufferFrames: Self.period * 4),
-                                          prefillPeriods: prefillPeriods)
+        let device = try Self.loopbackDevice("pipewire", prefillPeriods: prefillPeriods)
         let buffer = UnsafeMutableBufferPointer<Int16>.allocate(capacity: Self.period)
         defer { buffer.deallocate() }
         var queued: [Int] = []
         for _ in 0..<24 {
             try device.start()
             _ = try device.readCapture(buffer)
-            // -1: the playback had run dry (its count fails with -EPIPE).
+            // -1: a stream had met an xrun (the playback ran dry, or the capture overran).
             queued.append(device.queuedFrames() ?? -1)
             device.stop()
         }

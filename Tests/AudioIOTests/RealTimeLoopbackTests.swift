@@ -49,10 +49,11 @@ struct RealTimeLoopbackTests {
     /// the testbed points at it); the last two play to the default sink and hear its monitor.
     static var loopbackPCMs: [String] { Testbed.hasPipeWire ? ["pulse", "pipewire", "default"] : ["pulse"] }
 
-    static func loopbackDevice(_ pcm: String) throws -> ALSADuplexDevice {
+    static func loopbackDevice(_ pcm: String, prefillPeriods: Int? = nil) throws -> ALSADuplexDevice {
         pcm == "pulse" ? try pulseDevice()
             : try ALSADuplexDevice(capture: .named(pcm), playback: .named(pcm),
-                                   preferred: IOFormat(sampleRate: rate, periodFrames: period, bufferFrames: period * 4))
+                                   preferred: IOFormat(sampleRate: rate, periodFrames: period, bufferFrames: period * 4),
+                                   prefillPeriods: prefillPeriods)
     }
 
     @Test("10 s at 20 ms periods: no xruns, 10 s +- 2 % of wall time, click delays that match the device's report",
