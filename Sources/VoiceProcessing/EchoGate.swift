@@ -23,17 +23,21 @@ import DSP
 /// It releases that hold once the canceller's own echo return loss enhancement over far-end-only
 /// blocks reaches ``releaseERLE`` (``rearmedReleaseERLE`` after a reset), or after
 /// ``maximumActiveSeconds`` of far-end speech at the latest (a room whose noise hides the
-/// canceller's progress). From then on its level tests never act: it lowers the output only as far
-/// as the output is coherent with the far end (echo the filter does not remove; in double talk the
-/// near end fills the output and the coherence falls), and never while the capture's coherence says
-/// the near end talks. One case overrides that: an output that opposes the canceller's own echo
-/// estimate while it removes under 3 dB (``EchoCoherence/estimateCorrelation(output:)`` under -0.4)
-/// is a filter subtracting an echo the microphone no longer has, as when the loudspeaker moves. It
-/// is lowered at once, from 0 dB at -0.4 to 30 dB at -0.7, since the moved loudspeaker also lowers
-/// the capture's coherence, which would pass it for a talker; and it teaches the coherence test the
-/// new room's level. Above 4 kHz it does the same by the output's coherence there
-/// (``HighBandGain``): a canceller that has rarely heard the far end's fricatives leaves their echo
-/// whole, while its residual under 4 kHz says the filter fits.
+/// canceller's progress). A hold re-armed by a reset lets go after ``stallSeconds`` if the
+/// canceller still removes under ``stalledERLE`` by then: re-converging in echo alone it is past
+/// that, so one that is not is most likely under a talker the hold's tests cannot find (a reset
+/// inside double talk), whom a longer hold would keep from the far end. From then on its level
+/// tests never act: it lowers the output only as far as the output is coherent with the far end
+/// (echo the filter does not remove; in double talk the near end fills the output and the coherence
+/// falls), and never while the capture's coherence says the near end talks. One case overrides
+/// that: an output that opposes the canceller's own echo estimate while it removes under 3 dB
+/// (``EchoCoherence/estimateCorrelation(output:)`` under -0.4) is a filter subtracting an echo the
+/// microphone no longer has, as when the loudspeaker moves. It is lowered at once, from 0 dB at
+/// -0.4 to 30 dB at -0.7, since the moved loudspeaker also lowers the capture's coherence, which
+/// would pass it for a talker; and it teaches the coherence test the new room's level. Above 4 kHz
+/// it does the same by the output's coherence there (``HighBandGain``): a canceller that has rarely
+/// heard the far end's fricatives leaves their echo whole, while its residual under 4 kHz says the
+/// filter fits.
 ///
 /// It adds no delay: gains are whole blocks, interpolated across each block from the last one.
 ///
@@ -51,6 +55,9 @@ final class EchoGate {
     static let rearmedReleaseERLE = 25.0
     /// Far-end speech after which the gate steps aside however the canceller does, seconds.
     static let maximumActiveSeconds = 5.0
+    /// Far-end speech after which a re-armed hold lets go if the canceller removes under
+    /// ``stalledERLE`` (seconds, dB).
+    static let stallSeconds = 2.5, stalledERLE = 10.0
     /// The gain while only the far end talks, -30 dB.
     private let floorGain: Float = 0.0316
     /// The near end talks when the capture is this much above the echo it could be (4 dB).
@@ -61,7 +68,7 @@ final class EchoGate {
     private let farFloor = 1e-6
     /// Steps of the echo return's peak tracking: +0.05 dB and -0.01 dB a block.
     private let riseStep = Math.pow(10, 0.005), fallStep = Math.pow(10, -0.001)
-    private let maximumActiveBlocks: Int
+    private let maximumActiveBlocks: Int, stallBlocks: Int
     /// Blocks of far-end-only speech the canceller's ERLE is averaged over before it counts.
     private let minimumMeasuredBlocks: Int
 
@@ -127,6 +134,7 @@ final class EchoGate {
         envelopeDecay = Math.pow(10, -6 / (0.5 * blocksPerSecond))
         captureFloor = NoiseFloor(blocksPerSecond: blocksPerSecond, minimum: 1e-10)
         maximumActiveBlocks = Int(Self.maximumActiveSeconds * blocksPerSecond)
+        stallBlocks = Int(Self.stallSeconds * blocksPerSecond)
         minimumMeasuredBlocks = Int(0.3 * blocksPerSecond)
         minimumRemovalBlocks = Int(0.5 * blocksPerSecond)
         shortfallOnset = max(1, Int((0.03 * blocksPerSecond).rounded()))
@@ -206,7 +214,8 @@ final class EchoGate {
             }
         }
         let converged = measuredBlocks >= minimumMeasuredBlocks && (cancellerERLE ?? 0) >= releaseLevel
-        if converged || farBlocks >= maximumActiveBlocks {
+        let stalled = isRearmed && farBlocks >= stallBlocks && (cancellerERLE ?? 0) < Self.stalledERLE
+        if converged || stalled || farBlocks >= maximumActiveBlocks {
             isActive = false
             return 1
         }

@@ -169,6 +169,27 @@ struct EchoGateTests {
         #expect(!gate.isActive)
     }
 
+    @Test("A hold re-armed over a canceller that makes no headway lets go after 2.5 s; a fresh one holds on")
+    func stalledRearmedHoldLetsGo() throws {
+        let far = VPSignals.pcm(try VPSignals.speech("en_f_congrats_16k.wav", seconds: 3))
+        let echo = far.map { Int16(Double($0) * 0.7) }
+        let residual = { (db: Double) in echo.map { Int16(Double($0) * Math.pow(10, -db / 20)) } }
+        // At the start of a call 5 dB holds on for the whole 3 s (its limit is 5 s).
+        let fresh = EchoGate(blockSize: Self.frame, sampleRate: Self.rate)
+        _ = Self.run(fresh, far: far, capture: echo, residual: residual(5))
+        #expect(fresh.isActive)
+        // After a reset: 5 dB is let go (a canceller under a talker the tests cannot find) ...
+        let gate = EchoGate(blockSize: Self.frame, sampleRate: Self.rate)
+        _ = Self.run(gate, far: far, capture: echo, residual: residual(17.5))
+        gate.rearm()
+        _ = Self.run(gate, far: far, capture: echo, residual: residual(5))
+        #expect(!gate.isActive)
+        // ... 12 dB, a canceller converging in echo alone, is held on towards 25 dB.
+        gate.rearm()
+        _ = Self.run(gate, far: far, capture: echo, residual: residual(12))
+        #expect(gate.isActive)
+    }
+
     @Test("A canceller that falls back as soon as the hold lets go: what it leaves of the echo is lowered from the first blocks")
     func holdsAResidualRightAfterRelease() throws {
         let far = VPSignals.pcm(try VPSignals.speech("en_f_congrats_16k.wav", seconds: 4))
