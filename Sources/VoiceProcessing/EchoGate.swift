@@ -213,8 +213,9 @@ final class EchoGate {
                 bestRemoval = max(bestRemoval, captureAverage / max(outputAverage, 1e-12))
             }
         }
-        let converged = measuredBlocks >= minimumMeasuredBlocks && (cancellerERLE ?? 0) >= releaseLevel
-        let stalled = isRearmed && farBlocks >= stallBlocks && (cancellerERLE ?? 0) < Self.stalledERLE
+        let erle = cancellerERLE ?? 0
+        let converged = measuredBlocks >= minimumMeasuredBlocks && erle >= releaseLevel
+        let stalled = isRearmed && farBlocks >= stallBlocks && erle < Self.stalledERLE
         if converged || stalled || farBlocks >= maximumActiveBlocks {
             isActive = false
             return 1

@@ -150,44 +150,45 @@ struct EchoGateTests {
 
     @Test("After a reset the hold lets go at 25 dB of ERLE, at the start of a call at 15")
     func releasesLaterAfterAReset() throws {
-        let far = VPSignals.pcm(try VPSignals.speech("en_f_congrats_16k.wav", seconds: 3))
-        let echo = far.map { Int16(Double($0) * 0.7) }
-        let residual = { (db: Double) in echo.map { Int16(Double($0) * Math.pow(10, -db / 20)) } }
         let gate = EchoGate(blockSize: Self.frame, sampleRate: Self.rate)
-        _ = Self.run(gate, far: far, capture: echo, residual: residual(17.5))
+        try Self.runRemoving(17.5, through: gate)
         #expect(!gate.isActive)
         // Each re-armed hold sees 3 s of far-end speech, under its 5 s limit.
         gate.rearm()
-        _ = Self.run(gate, far: far, capture: echo, residual: residual(23))
+        try Self.runRemoving(23, through: gate)
         #expect(gate.isActive)
         gate.rearm()
-        _ = Self.run(gate, far: far, capture: echo, residual: residual(28))
+        try Self.runRemoving(28, through: gate)
         #expect(!gate.isActive)
         // A new device starts over as a call does.
         gate.reset()
-        _ = Self.run(gate, far: far, capture: echo, residual: residual(17.5))
+        try Self.runRemoving(17.5, through: gate)
         #expect(!gate.isActive)
     }
 
     @Test("A hold re-armed over a canceller that makes no headway lets go after 2.5 s; a fresh one holds on")
     func stalledRearmedHoldLetsGo() throws {
-        let far = VPSignals.pcm(try VPSignals.speech("en_f_congrats_16k.wav", seconds: 3))
-        let echo = far.map { Int16(Double($0) * 0.7) }
-        let residual = { (db: Double) in echo.map { Int16(Double($0) * Math.pow(10, -db / 20)) } }
         // At the start of a call 5 dB holds on for the whole 3 s (its limit is 5 s).
         let fresh = EchoGate(blockSize: Self.frame, sampleRate: Self.rate)
-        _ = Self.run(fresh, far: far, capture: echo, residual: residual(5))
+        try Self.runRemoving(5, through: fresh)
         #expect(fresh.isActive)
         // After a reset: 5 dB is let go (a canceller under a talker the tests cannot find) ...
         let gate = EchoGate(blockSize: Self.frame, sampleRate: Self.rate)
-        _ = Self.run(gate, far: far, capture: echo, residual: residual(17.5))
+        try Self.runRemoving(17.5, through: gate)
         gate.rearm()
-        _ = Self.run(gate, far: far, capture: echo, residual: residual(5))
+        try Self.runRemoving(5, through: gate)
         #expect(!gate.isActive)
         // ... 12 dB, a canceller converging in echo alone, is held on towards 25 dB.
         gate.rearm()
-        _ = Self.run(gate, far: far, capture: echo, residual: residual(12))
+        try Self.runRemoving(12, through: gate)
         #expect(gate.isActive)
+    }
+
+    /// 3 s of far-end speech and its echo (3 dB down) through a canceller that removes `db` of it.
+    static func runRemoving(_ db: Double, through gate: EchoGate) throws {
+        let far = VPSignals.pcm(try VPSignals.speech("en_f_congrats_16k.wav", seconds: 3))
+        let echo = far.map { Int16(Double($0) * 0.7) }
+        _ = run(gate, far: far, capture: echo, residual: echo.map { Int16(Double($0) * Math.pow(10, -db / 20)) })
     }
 
     @Test("A canceller that falls back as soon as the hold lets go: what it leaves of the echo is lowered from the first blocks")
