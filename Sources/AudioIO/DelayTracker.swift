@@ -10,9 +10,9 @@
 /// a band of twice the readings' interquartile range (at least ``minimumBand`` frames)
 /// around it, so a wandering report does not drag an echo canceller's alignment along.
 ///
-/// A device whose readings are exact (the whole last second within an eighth of
-/// ``minimumBand``: PipeWire's own plugin, whose readings differ by a frame) has a real step
-/// followed within a tenth of a second: readings that all leave
+/// A device whose readings are exact (the last second's, but for a tenth at either end, within
+/// an eighth of ``minimumBand``: PipeWire's own plugin, whose readings differ by a frame) has a
+/// real step followed within a tenth of a second: readings that all leave
 /// that band on the same side, for ``stepReadings`` in a row, start the window over from them.
 /// Waiting for the median would take over half a window, and longer for a small step: the
 /// readings on both sides of it widen the interquartile range, and with it the band. A
@@ -23,7 +23,11 @@
 /// on a loaded machine while the clicks came back after a constant delay). Within a whole
 /// ``minimumBand`` is not exact enough: the `pulse` plugin on pipewire-pulse has had a second of
 /// readings that close while its median wandered by 3 ms, and followed as steps the report
-/// moved 38 times in 10 s.
+/// moved 38 times in 10 s. The ends are left out because an I/O thread preempted between its
+/// two delay calls reads the time it lost into one of them: PipeWire's plugin has had single
+/// readings 10 frames off in an idle second, and on a loaded CI machine a quantum change was
+/// followed only after 0.8 s, as one such reading in the second before it makes it. The central 80 % of a second's readings spread
+/// by 1 frame through PipeWire's plugin, and by 21 frames or more through the `pulse` plugin.
 ///
 /// Thread safety: used by the I/O thread only; no method allocates after init.
 struct DelayTracker: ~Copyable {
@@ -34,13 +38,13 @@ struct DelayTracker: ~Copyable {
     /// Readings that make up a second at the current period (at most the capacity).
     private var length: Int
     /// The round trip reported, and the spread of the readings behind it (interquartile, and
-    /// from the least to the greatest).
+    /// of the central 80 %).
     private var held: Int?
     private(set) var jitter = 0
     private var spread = 0
     /// The narrowest band the median may move in without moving the report, in frames.
     let minimumBand: Int
-    /// The most the last second's readings may spread for the device to count as exact.
+    /// The most the last second's central readings may spread for the device to count as exact.
     private let exactSpread: Int
     /// Readings in a row outside the band, on one side, that make a step: a tenth of a second.
     private var stepReadings: Int
@@ -97,7 +101,7 @@ struct DelayTracker: ~Copyable {
         sortWindow()
         let median = scratch[count / 2]
         jitter = scratch[count * 3 / 4] - scratch[count / 4]
-        spread = scratch[count - 1] - scratch[0]
+        spread = scratch[count - 1 - count / 10] - scratch[count / 10]
         // Until a whole window is in, the median itself: a first reading may be an outlier.
         if count == length, let current = held, abs(median - current) <= max(minimumBand, 2 * jitter) { return current }
         held = median
