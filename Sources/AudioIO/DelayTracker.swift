@@ -26,8 +26,9 @@
 /// moved 38 times in 10 s. The ends are left out because an I/O thread preempted between its
 /// two delay calls reads the time it lost into one of them: PipeWire's plugin has had single
 /// readings 10 frames off in an idle second, and on a loaded CI machine a quantum change was
-/// followed only after 0.8 s, as one such reading in the second before it makes it. The central 80 % of a second's readings spread
-/// by 1 frame through PipeWire's plugin, and by 21 frames or more through the `pulse` plugin.
+/// followed only after 0.8 s, as one such reading in the second before it makes it. The
+/// central 80 % of a second's readings spread by 1 frame through PipeWire's plugin, and by 21
+/// frames or more through the `pulse` plugin.
 ///
 /// Thread safety: used by the I/O thread only; no method allocates after init.
 struct DelayTracker: ~Copyable {

@@ -67,7 +67,7 @@ struct DelayTrackerTests {
     @Test("An exact device's step is followed as fast with a few preempted readings in the second before it")
     func stepAfterPreemptedReadings() {
         var readings = (0..<100).map { 3392 - $0 % 2 } + (0..<100).map { 3136 - $0 % 2 }
-        for k in [55, 70, 85, 97] { readings[k] += 10 * (k % 4 + 1) }
+        for (k, extra) in [(55, 10), (70, 40), (85, 20), (97, 30)] { readings[k] += extra }
         let (reported, _) = Self.track(readings)
         let followed = reported.indices.first { $0 >= 100 && abs(reported[$0] - 3136) <= 1 }
         #expect(followed.map { $0 - 100 } ?? .max <= 5)
