@@ -21,7 +21,11 @@ import mos
 def main():
     if len(sys.argv) < 4:
         sys.exit(__doc__)
-    folder, start, end = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+    folder = sys.argv[1]
+    try:
+        start, end = float(sys.argv[2]), float(sys.argv[3])
+    except ValueError:
+        sys.exit(f"window.py: START and END must be seconds, not {sys.argv[2]!r} and {sys.argv[3]!r}")
     if end - start < mos.MIN_SECONDS:
         sys.exit(f"window.py: the stretch must be at least {mos.MIN_SECONDS} s long")
     outputs = sys.argv[4:] or sorted(glob.glob(os.path.join(folder, "out[-_]*.wav")))
@@ -31,6 +35,8 @@ def main():
     far, mic = mos.load(os.path.join(folder, "far.wav")), mos.load(os.path.join(folder, "mic.wav"))
     for path in outputs:
         echo, _ = mos.score_segments("st", [[start, end]], far, mic, mos.load(path))
+        if echo is None:  # the stretch runs past the end of the recordings
+            sys.exit(f"window.py: {os.path.basename(path)} holds less than {mos.MIN_SECONDS} s from {start:g} s")
         print(f"{os.path.basename(path)}: echo MOS {echo:.2f} over {start:g} to {end:g} s")
 
 
