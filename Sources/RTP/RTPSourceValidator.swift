@@ -185,38 +185,50 @@ public struct RTPSourceValidator: Sendable {
         let announced = movedTo.map { address.sameHost(as: $0) } ?? false
         let mayTakeOver = source == nil || silence >= holdoff || (sameAddress && byeReceived) || announced
         let passed = probe(address: address, ssrc: header.ssrc, sequenceNumber: header.sequenceNumber, arrival: arrival)
-        guard passed else {
+        guard let passed else {
             if source == nil || mayTakeOver { return .drop(.probation) }
             return .drop(sameAddress ? .foreignSSRC : .foreignSource)
         }
         guard mayTakeOver else { return .drop(sameAddress ? .foreignSSRC : .foreignSource) }
-        lock(address: address, ssrc: header.ssrc)
+        lock(address: address, ssrc: header.ssrc, slot: passed)
         return accept(header, payload: packet.payload, arrival: arrival, isEvent: isEvent)
     }
 
-    /// Runs A.1 probation for a candidate; true once it is valid. A new candidate takes the
-    /// slot of its (address, SSRC), whoever was there.
-    private mutating func probe(address: SocketAddress, ssrc: UInt32, sequenceNumber: UInt16, arrival: UInt64) -> Bool {
-        let i = Self.slot(address, ssrc)
-        if candidates[i]?.source != address || candidates[i]?.ssrc != ssrc {
+    /// Runs A.1 probation for a candidate; its slot once it is valid, else nil.
+    private mutating func probe(address: SocketAddress, ssrc: UInt32, sequenceNumber: UInt16, arrival: UInt64) -> Int? {
+        let i = slot(address, ssrc)
+        if !holds(i, address, ssrc) {
             candidates[i] = Candidate(source: address, ssrc: ssrc,
                                       sequence: RTPSequenceState(firstSequence: sequenceNumber), lastSeen: arrival)
         }
         candidates[i]!.lastSeen = arrival
-        return candidates[i]!.sequence.update(sequenceNumber)
+        return candidates[i]!.sequence.update(sequenceNumber) ? i : nil
     }
 
-    /// The candidate slot of (address, SSRC): `Hasher` is seeded per process, so a sender
-    /// cannot choose SSRCs that land on another's slot.
-    private static func slot(_ address: SocketAddress, _ ssrc: UInt32) -> Int {
+    /// The candidate slot of (address, SSRC): the one of its two slots that holds it, else
+    /// an empty one, else the one seen least recently. Two distinct slots per candidate keep
+    /// two interleaved candidates from evicting each other; `Hasher` is seeded per process, so
+    /// a sender cannot choose SSRCs that land on another's slots.
+    private func slot(_ address: SocketAddress, _ ssrc: UInt32) -> Int {
         var hasher = Hasher()
         hasher.combine(address)
         hasher.combine(ssrc)
-        return Int(UInt(bitPattern: hasher.finalize()) % UInt(candidateSlots))
+        let hash = UInt(bitPattern: hasher.finalize())
+        let slots = UInt(Self.candidateSlots)
+        let first = Int(hash % slots)
+        let second = Int((UInt(first) + 1 + (hash / slots) % (slots - 1)) % slots)
+        if holds(first, address, ssrc) { return first }
+        if holds(second, address, ssrc) { return second }
+        guard let a = candidates[first] else { return first }
+        guard let b = candidates[second] else { return second }
+        return a.lastSeen <= b.lastSeen ? first : second
     }
 
-    private mutating func lock(address: SocketAddress, ssrc newSSRC: UInt32) {
-        let i = Self.slot(address, newSSRC)
+    private func holds(_ i: Int, _ address: SocketAddress, _ ssrc: UInt32) -> Bool {
+        candidates[i]?.source == address && candidates[i]?.ssrc == ssrc
+    }
+
+    private mutating func lock(address: SocketAddress, ssrc newSSRC: UInt32, slot i: Int) {
         source = address
         ssrc = newSSRC
         sequence = candidates[i]!.sequence

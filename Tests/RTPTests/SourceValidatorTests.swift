@@ -43,6 +43,19 @@ struct SourceValidatorTests {
         #expect(v.source == Self.a)
     }
 
+    @Test("Two interleaved candidates never evict each other, whichever slots they hash to")
+    func interleavedCandidatesAnySlots() {
+        // 1000 pairs: with one slot per candidate, about four would share it.
+        var locked = 0
+        for ssrc in UInt32(1)...1000 {
+            var v = RTPSourceValidator()
+            _ = validate(&v, Self.datagram(seq: 1, ts: 0, ssrc: ssrc), from: Self.a, at: 0)
+            _ = validate(&v, Self.datagram(seq: 500, ts: 0, ssrc: ssrc &+ 7), from: Self.b, at: 1)
+            if accepted(validate(&v, Self.datagram(seq: 2, ts: 960, ssrc: ssrc), from: Self.a, at: 20)) { locked += 1 }
+        }
+        #expect(locked == 1000)
+    }
+
     @Test("Malformed packets, wrong payload types and bad Opus never pass")
     func rejects() {
         var v = RTPSourceValidator()
