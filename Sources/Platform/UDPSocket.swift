@@ -150,6 +150,24 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// A network's part of an address, as a dictionary key: the whole host for IPv4, the first
+    /// 64 bits for IPv6 (one subscriber's prefix: a limit per IPv6 host would give one
+    /// attacker 2^64 keys).
+    public struct NetworkPrefix: Sendable, Hashable {
+        let high: UInt64
+        let low: UInt64
+    }
+
+    /// This address's ``NetworkPrefix``.
+    public var networkPrefix: NetworkPrefix {
+        withUnsafeBytes(of: storage) { raw in
+            if family == .ipv6 {
+                return NetworkPrefix(high: 6 << 32, low: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            }
+            return NetworkPrefix(high: 4 << 32, low: UInt64(raw.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
+        }
+    }
+
     public static func == (a: SocketAddress, b: SocketAddress) -> Bool {
         a.family == b.family && a.port == b.port && a.sameHost(as: b)
             && (a.family == .ipv4 || a.scopeID == b.scopeID)

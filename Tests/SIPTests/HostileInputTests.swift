@@ -126,35 +126,6 @@ struct HostileInputTests {
     }
 }
 
-/// The per-source token buckets, on a virtual clock.
-@Suite struct SourceRateLimiterTests {
-    /// A source gets its burst, then the rate; another source has its own bucket.
-    @Test func eachSourceHasItsOwnBucket() {
-        let start = ContinuousClock.now
-        var limiter = SourceRateLimiter(limits: SIPLimits(datagramsPerSecondPerSource: 10, burstPerSource: 5), now: start)
-        func admit(_ host: String, after delay: Duration = .zero) -> Bool { limiter.admit(host, now: start + delay) }
-        #expect((0..<8).filter { _ in admit("192.0.2.1") }.count == 5)
-        #expect(admit("192.0.2.2"))
-        #expect(!admit("192.0.2.1", after: .milliseconds(50)))
-        #expect(admit("192.0.2.1", after: .milliseconds(150)))  // 1.5 tokens back
-        #expect(SourceRateLimiter(limits: .unlimitedRate).rate == nil)
-    }
-
-    /// A table full of busy sources (a spoofed flood) does not grow: new sources share one
-    /// bucket, and quiet ones make room again.
-    @Test func theTableIsBounded() {
-        let start = ContinuousClock.now
-        var limiter = SourceRateLimiter(limits: SIPLimits(datagramsPerSecondPerSource: 1, burstPerSource: 2, trackedSources: 3),
-                                        now: start)
-        func admit(_ host: String, after delay: Duration = .zero) -> Bool { limiter.admit(host, now: start + delay) }
-        for host in ["a", "b", "c"] { #expect(admit(host)) }
-        // Three more new sources: the shared bucket lets the first two through.
-        #expect(["d", "e", "f"].map { admit($0) } == [true, true, false])
-        // Two seconds on, a, b and c have refilled and are forgotten: g gets its own bucket.
-        #expect((0..<3).map { _ in admit("g", after: .seconds(2)) } == [true, true, false])
-    }
-}
-
 /// The calling thread's CPU time.
 func threadCPUTime() -> Duration {
     var time = timespec()

@@ -52,7 +52,9 @@ struct ServerRecord: Sendable {
     /// The request, with `received`/`rport` added to its top Via (responses copy it); dropped
     /// once a non-INVITE request has its final response (retransmissions get its bytes).
     var request: SIPRequest?
-    /// Where responses go (RFC 3261 section 18.2.2, RFC 3581).
+    /// Where the request came from, and so where its responses go: always the source address
+    /// and port (as RFC 3581 `rport` asks), never the Via's port, so nothing reaches an address
+    /// that did not send the request. Retransmissions must come from it too.
     let destination: SocketAddress
     /// The incoming call an INVITE started.
     var callKey: CallKey?
@@ -134,6 +136,10 @@ struct CallRecord: Sendable {
     var cancelSent = false
     /// The ACK for the 2xx, sent again for each retransmitted 2xx.
     var ack: [UInt8]?
+    /// Where the first 2xx came from: later 2xx (retransmissions, forks) must come from there.
+    var answerSource: SocketAddress?
+    /// Forked 2xx acknowledged and ended with a BYE (at most ``SIPLimits/maximumForks``).
+    var forksEnded = 0
 
     // Incoming.
     var serverKey: ServerKey?
@@ -257,6 +263,16 @@ struct CoreState: Sendable {
         if logger.logLevel <= .trace {
             logger.trace("SIP -> \(destination)\n\(String(decoding: bytes, as: UTF8.self))")
         }
+    }
+
+    /// Whether a dialog may keep the `Record-Route` of these headers for the call's life: at
+    /// most ``SIPLimits/maximumRouteSet`` values in ``SIPLimits/maximumRouteSetBytes`` (every
+    /// in-dialog request, ACK included, carries them). Counted before parsed.
+    func routeSetFits(_ headers: SIPHeaders) -> Bool {
+        guard headers.valueCount("Record-Route", limit: limits.maximumRouteSet) <= limits.maximumRouteSet else { return false }
+        var bytes = 0
+        for field in headers where field.name == "Record-Route" { bytes += field.value.utf8.count }
+        return bytes <= limits.maximumRouteSetBytes
     }
 
     /// A new top Via toward `destination`: our sent-by, a fresh branch, `rport` (RFC 3581).

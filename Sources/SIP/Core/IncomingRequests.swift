@@ -4,9 +4,6 @@ import Logging
 // The UAS side of the user agent core (RFC 3261 sections 8.2, 9.2, 12.2.2, 13.3, 15.1.2):
 // requests in, to a server transaction and then to a call, a dialog or an answer.
 
-/// Record-Route values beyond this in an INVITE get 400: a route set per proxy on the way.
-let maximumRouteSet = 32
-
 extension CoreState {
     /// - Parameter size: the datagram's size (what responses to it may add up to is bounded by it).
     mutating func handleRequest(_ request: SIPRequest, from source: SocketAddress, size: Int) {
@@ -35,7 +32,14 @@ extension CoreState {
             handleACK(stamped, key: key)
             return
         }
-        if servers[key] != nil {
+        if let record = servers[key] {
+            // A retransmission comes from where the request came from: the same branch from
+            // anywhere else would make us send the stored response to the first source.
+            guard record.destination == source else {
+                statistics.spoofedRetransmissions += 1
+                logger.debug("SIP: dropped a \(request.method) from \(source) that repeats another source's transaction")
+                return
+            }
             runServer(key, servers[key]!.transaction.receiveRetransmission())
             return
         }
@@ -45,7 +49,7 @@ extension CoreState {
             return
         }
         servers[key] = ServerRecord(transaction: ServerTransaction(method: request.method, timers: timers, requestSize: size),
-                                    request: stamped, destination: responseDestination(via: via, source: source))
+                                    request: stamped, destination: source)
         handleNew(stamped, key: key, from: source)
     }
 
@@ -233,7 +237,7 @@ extension CoreState {
             respond(key, status: 400, reason: "Bad Contact")
             return true
         }
-        guard request.headers.valueCount("Record-Route", limit: maximumRouteSet) <= maximumRouteSet else {
+        guard routeSetFits(request.headers) else {
             respond(key, status: 400, reason: "Too Many Routes")
             return true
         }

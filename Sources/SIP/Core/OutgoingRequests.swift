@@ -27,7 +27,7 @@ extension CoreState {
            retryWithCredentials(response, key: key, owner: owner, from: source) { return }
         switch owner {
         case .invite(let callKey):
-            inviteResponse(response, callKey: callKey)
+            inviteResponse(response, callKey: callKey, from: source)
         case .reinvite(let callKey):
             reinviteResponse(response, callKey: callKey, key: key)
         case .options:
@@ -60,7 +60,7 @@ extension CoreState {
     }
 
     /// A response to our INVITE.
-    private mutating func inviteResponse(_ response: SIPResponse, callKey: CallKey) {
+    private mutating func inviteResponse(_ response: SIPResponse, callKey: CallKey, from source: SocketAddress?) {
         guard let call = calls[callKey] else { return }
         let status = response.statusCode
         let body = response.body.isEmpty ? nil
@@ -87,7 +87,7 @@ extension CoreState {
             return
         }
         if status < 300 {
-            handle2xx(response, body: body, callKey: callKey)
+            handle2xx(response, body: body, callKey: callKey, from: source)
             return
         }
         end(callKey, call.cancelRequested ? .cancelled(byRemote: false)
@@ -96,17 +96,39 @@ extension CoreState {
 
     /// A 2xx to our INVITE: the dialog is confirmed; the UAC core (not the transaction) sends
     /// the ACK, and sends it again for each retransmitted 2xx (section 13.2.2.4).
-    private mutating func handle2xx(_ response: SIPResponse, body: SIPBody?, callKey: CallKey) {
+    ///
+    /// What a hostile callee could turn into traffic toward others is refused: a 2xx whose route
+    /// set is over the limits (the ACK and BYE would carry it), a 2xx from any address but the
+    /// first 2xx's (a retransmission would make us send the ACK again), and forks past
+    /// ``SIPLimits/maximumForks`` (each costs an ACK and a BYE).
+    private mutating func handle2xx(_ response: SIPResponse, body: SIPBody?, callKey: CallKey, from source: SocketAddress?) {
         guard let call = calls[callKey], let invite = call.invite else { return }
+        // After a refused 2xx (no dialog, but a source), every later one is refused too.
+        guard call.dialog != nil || call.answerSource == nil, routeSetFits(response.headers) else {
+            statistics.unacceptable2xxDropped += 1
+            logger.debug("SIP: dropped a 2xx with more routes than the limits allow, or after one")
+            if call.dialog == nil {
+                calls[callKey]!.answerSource = source
+                end(callKey, .failed(status: 502, reason: "Too Many Routes"))
+            }
+            return
+        }
         let toTag = (try? response.headers.to().tag) ?? nil
         if let dialog = call.dialog {  // an outgoing call has a dialog only once answered
+            guard source == call.answerSource else {
+                statistics.unacceptable2xxDropped += 1
+                return
+            }
             if dialog.id.remoteTag == toTag ?? "", let ack = call.ack {
                 statistics.retransmissionsAbsorbed += 1
                 send(ack, to: destination(of: dialog, fallback: call.peer), retransmission: true)
-            } else if var other = Dialog.uac(invite: invite, response: response) {
+            } else if call.forksEnded < limits.maximumForks, var other = Dialog.uac(invite: invite, response: response) {
                 // A second 2xx from a forked INVITE: acknowledge it and end that dialog.
+                calls[callKey]!.forksEnded += 1
                 sendACK(for: &other, callKey: callKey, remember: false)
                 sendBYE(in: &other, peer: call.peer, localHost: call.localHost, owner: .none)
+            } else {
+                statistics.unacceptable2xxDropped += 1
             }
             return
         }
@@ -115,6 +137,7 @@ extension CoreState {
             end(callKey, .failed(status: 500, reason: "Malformed 2xx"))
             return
         }
+        calls[callKey]!.answerSource = source
         sendACK(for: &dialog, callKey: callKey, remember: true)
         calls[callKey]!.dialog = dialog
         dialogs[dialog.id] = callKey
@@ -185,6 +208,7 @@ extension CoreState {
     /// A new outgoing call: builds and sends the INVITE (section 8.1.1).
     mutating func invite(target: SIPURI, destination: SocketAddress, offer: SIPBody?) -> Result<NewCallInfo, SIPError> {
         guard !closed else { return .failure(.closed) }
+        guard clients.count < limits.maximumClientTransactions else { return .failure(.tooManyRequests) }
         let localHost = env.advertisedHost(toward: destination)
         let configuration = env.configuration
         // Registered, we are our address of record (a proxy authenticates and routes by it).
@@ -235,8 +259,8 @@ extension CoreState {
     /// An OPTIONS request outside any dialog; `waiter` gets its final response.
     mutating func options(target: SIPURI, destination: SocketAddress,
                           waiter: CheckedContinuation<Result<SIPResponse, SIPError>, Never>) {
-        guard !closed else {
-            waiter.resume(returning: .failure(.closed))
+        guard !closed, clients.count < limits.maximumClientTransactions else {
+            waiter.resume(returning: .failure(closed ? .closed : .tooManyRequests))
             return
         }
         let localHost = env.advertisedHost(toward: destination)

@@ -18,7 +18,7 @@ extension CoreState {
         guard !closed else { return }
         statistics.datagramsReceived += 1
         // Before any parsing: a flooding source costs a dictionary lookup per datagram.
-        guard rateLimiter.admit(source.host, now: .now) else {
+        guard admit(source) else {
             statistics.rateLimited += 1
             return
         }
@@ -47,6 +47,26 @@ extension CoreState {
         }
     }
 
+    /// The rate limits (``SIPLimits``): a source over its own rate still goes through when it is
+    /// a peer we talk to, since its address may be spoofed by whoever floods us.
+    private mutating func admit(_ source: SocketAddress) -> Bool {
+        let now = ContinuousClock.now
+        return rateLimiter.admit(source, now: now) || isKnownPeer(source) && rateLimiter.admitKnownPeer(now: now)
+    }
+
+    /// Whether `source` is where one of our requests went, a call's peer or its first hop, or
+    /// the registrar. Linear in the (bounded) tables; asked only of a source over its rate.
+    func isKnownPeer(_ source: SocketAddress) -> Bool {
+        if registration?.destination.sameHost(as: source) == true { return true }
+        if clients.values.contains(where: { $0.destination.sameHost(as: source) }) { return true }
+        return calls.values.contains { call in
+            guard !call.phase.isEnded else { return false }
+            if call.peer.sameHost(as: source) || call.answerSource?.sameHost(as: source) == true { return true }
+            guard let dialog = call.dialog else { return false }
+            return destination(of: dialog, fallback: call.peer).sameHost(as: source)
+        }
+    }
+
     /// Answers a malformed request statelessly: 416 for a Request-URI scheme other than SIP,
     /// 505 for another SIP version, 400 for everything else (RFC 3261 sections 8.2.2, 8.2.6).
     mutating func answerMalformed(_ error: SIPParseError, headers: SIPHeaders, from source: SocketAddress) {
@@ -68,7 +88,7 @@ extension CoreState {
         response.add("User-Agent", env.configuration.userAgent)
         statistics.badRequestsAnswered += 1
         logger.debug("SIP: answered \(status) to a malformed request from \(source): \(error)")
-        send(SIPResponse(statusCode: status, headers: response).serialized(), to: responseDestination(via: via, source: source))
+        send(SIPResponse(statusCode: status, headers: response).serialized(), to: source)
     }
 
     /// The top Via as the request arrived, with `received` and `rport` filled in
@@ -80,12 +100,6 @@ extension CoreState {
         var out = headers
         out.replaceTopVia(with: via.description)
         return out
-    }
-
-    /// Where responses go on UDP (RFC 3261 section 18.2.2): the source address, with the
-    /// source port when the client asked for `rport` and the Via port otherwise.
-    func responseDestination(via: SIPVia, source: SocketAddress) -> SocketAddress {
-        via.rport != nil ? source : source.with(port: via.port ?? 5060)
     }
 
     /// A response to `request` (RFC 3261 section 8.2.6.2): its Via, From, Call-ID and CSeq, and

@@ -34,6 +34,9 @@ public enum SIPParseError: Error, Sendable, Hashable, CustomStringConvertible {
     case badURI
     /// A URI scheme other than `sip`/`sips` (answered 416 in a Request-URI).
     case unsupportedURIScheme(String)
+    /// A start line or header line that is not UTF-8 (RFC 3261 section 7.3.1; never answered:
+    /// decoded with replacement characters it would grow threefold in a response).
+    case invalidUTF8
 
     public var description: String {
         switch self {
@@ -53,6 +56,7 @@ public enum SIPParseError: Error, Sendable, Hashable, CustomStringConvertible {
         case .cseqMethodMismatch: "CSeq method does not match the request method"
         case .badURI: "malformed URI"
         case .unsupportedURIScheme(let scheme): "unsupported URI scheme '\(scheme)'"
+        case .invalidUTF8: "a line that is not UTF-8"
         }
     }
 }
@@ -122,19 +126,29 @@ public enum SIPParser {
         while i < n, bytes[i] == .cr || bytes[i] == .lf { i += 1 }
         if i == n { return .keepAlive }
 
-        // Lines end with LF; a CR before it is dropped (bare LF is tolerated).
+        // Lines end with LF; a CR before it is dropped (bare LF is tolerated). A line that is not
+        // UTF-8 makes the message malformed: sizes are checked on bytes, and nothing decoded
+        // may grow (a replacement character is 3 bytes for 1).
+        var invalidUTF8 = false
         func nextLine() -> (String, isEmpty: Bool)? {
             var lf = i
             while lf < n, bytes[lf] != .lf { lf += 1 }
             guard lf < n else { return nil }
             let end = lf > i && bytes[lf - 1] == .cr ? lf - 1 : lf
-            let line = String(decoding: UnsafeBufferPointer(rebasing: bytes[i..<end]), as: UTF8.self)
+            let raw = UnsafeBufferPointer(rebasing: bytes[i..<end])
+            let line: String
+            if let valid = String(validating: raw, as: UTF8.self) {
+                line = valid
+            } else {
+                invalidUTF8 = true
+                line = ""
+            }
             let empty = end == i
             i = lf + 1
             return (line, empty)
         }
 
-        guard let (firstLine, _) = nextLine() else { return .malformed(.badStartLine) }
+        guard let (firstLine, _) = nextLine(), !invalidUTF8 else { return .malformed(invalidUTF8 ? .invalidUTF8 : .badStartLine) }
         let startLine: StartLine
         switch parseStartLine(firstLine) {
         case .success(let s): startLine = s
@@ -146,6 +160,7 @@ public enum SIPParser {
         var reader = HeaderReader()
         var sawBlankLine = false
         while let (line, isEmpty) = nextLine() {
+            if invalidUTF8 { return .malformed(.invalidUTF8) }
             if isEmpty {
                 sawBlankLine = true
                 break

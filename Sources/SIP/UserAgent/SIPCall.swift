@@ -103,6 +103,8 @@ public enum SIPError: Error, Sendable, Hashable, CustomStringConvertible {
     case rejected(status: Int, reason: String)
     /// A registration lifetime under 1 s (use `unregister()` to remove a binding).
     case invalidExpires(Int)
+    /// As many of our requests are in progress as ``SIPLimits/maximumClientTransactions`` allows.
+    case tooManyRequests
 
     public var description: String {
         switch self {
@@ -115,6 +117,7 @@ public enum SIPError: Error, Sendable, Hashable, CustomStringConvertible {
         case .closed: "the user agent is closed"
         case .rejected(let status, let reason): "refused with \(status) \(reason)"
         case .invalidExpires(let seconds): "a registration lifetime of \(seconds) s (at least 1 s)"
+        case .tooManyRequests: "too many requests in progress"
         }
     }
 }

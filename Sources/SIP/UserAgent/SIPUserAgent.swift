@@ -39,6 +39,13 @@ public struct SIPStatistics: Sendable, Hashable {
     public var serverTransactionsEvicted = 0
     /// Ended calls forgotten before their time to stay under ``SIPLimits/maximumEndedCalls``.
     public var endedCallsEvicted = 0
+    /// Requests dropped because they repeat the transaction (branch, sent-by, method) of a request
+    /// from another source address: a retransmission comes from where its original came from.
+    public var spoofedRetransmissions = 0
+    /// 2xx responses to our INVITE dropped because they come from an address other than the
+    /// dialog's first 2xx, or carry more routes than ``SIPLimits/maximumRouteSet``, or fork
+    /// more dialogs than we acknowledge (``SIPLimits/maximumForks``).
+    public var unacceptable2xxDropped = 0
     /// Requests dropped, or INVITEs refused with 486, because a state limit was reached
     /// (``SIPLimits/maximumServerTransactions``, ``SIPLimits/maximumIncomingCalls``).
     public var stateLimitDropped = 0
