@@ -29,6 +29,21 @@ extension ProtocolTests {
         #expect(events.all == [.confirmed(nil)])
     }
 
+    /// A re-INVITE we decline changes nothing: its new Contact (a third party's address) does not
+    /// become where our BYE goes.
+    @Test func aDeclinedReinviteDoesNotMoveTheRemoteTarget() async throws {
+        let (agent, peer, call, _, tag) = try await Self.establishedCall()
+        let third = try RawPeer()
+        peer.send(Self.inDialog("INVITE", to: agent, from: peer, toTag: tag, branch: "z9hG4bKmove",
+                                extra: ["Contact: <sip:raw@127.0.0.1:\(third.port)>"], body: opusSDP(port: 6004).text),
+                  to: agent.localAddress)
+        #expect(await peer.receiveResponse(to: .invite, cseq: 2)?.statusCode == 488)
+        try call.bye()
+        let bye = await ReinviteTests.next(.bye, at: peer)
+        #expect(bye?.uri.port == peer.port)
+        #expect(await third.receive(timeout: .milliseconds(300)) == nil)
+    }
+
     @Test func aChangedOfferGoesToTheAnswererWhichMayAcceptOrDecline() async throws {
         // The answerer sees the call, the new offer, the peer's last description and ours; it
         // accepts only offers for port 6000 and answers with a marked copy of our description.

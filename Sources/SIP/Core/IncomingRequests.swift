@@ -153,9 +153,11 @@ extension CoreState {
             respond(key, status: 488, toTag: call.localTag)
             return
         }
+        // The target refresh (section 12.2.2) takes effect only with our 2xx: a re-INVITE we
+        // decline changes nothing, not even where our BYE goes.
         if let target = request.headers.firstContact?.uri { dialog.remoteTarget = target }
-        calls[callKey]!.dialog = dialog
         if request.body.isEmpty {
+            calls[callKey]!.dialog = dialog
             // No offer (section 14.2): ours is our last description, and the answer comes in the ACK.
             send2xx(callKey, key: key, request: request, body: local, sequence: cseq.sequence, isInitial: false)
             calls[callKey]!.pending2xx?.awaitsAnswer = true
@@ -174,6 +176,7 @@ extension CoreState {
             calls[callKey]!.remoteBody = changed
             calls[callKey]!.localBody = new
         }
+        calls[callKey]!.dialog = dialog
         send2xx(callKey, key: key, request: request, body: answer, sequence: cseq.sequence, isInitial: false)
         if let offer {
             logger.info("SIP: call \(dialog.id.callID): the peer changed the session (re-INVITE)")
