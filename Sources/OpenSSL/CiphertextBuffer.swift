@@ -105,7 +105,9 @@ nonisolated(unsafe) private let ciphertextBIOMethod: OpaquePointer? = {
         guard let buffer = CiphertextBuffer.from(bio) else { return 0 }
         switch command {
         case BIO_CTRL_PENDING: return buffer.incomingBytes
-        case BIO_CTRL_WPENDING: return buffer.outgoingBytes
+        // DTLS shrinks its next fragment by what is pending, as if it shared the datagram:
+        // here every datagram stands alone, so nothing is.
+        case BIO_CTRL_WPENDING: return buffer.datagrams ? 0 : buffer.outgoingBytes
         case BIO_CTRL_FLUSH: return 1
         // The MTU is set on the SSL, never asked of the BIO; every other datagram control
         // (peer address, timeouts) has nothing to do over memory.

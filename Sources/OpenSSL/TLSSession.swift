@@ -63,9 +63,9 @@ public struct TLSSession: ~Copyable {
         if configuration.transport == .datagram {
             // A memory BIO has no path MTU to query: the configuration says it.
             callaudio_ssl_set_no_query_mtu(ssl)
-            // SSL_set_mtu counts the datagram less the DTLS record header (13 bytes) and the
-            // worst cipher expansion, which OpenSSL subtracts itself; 28 keeps IPv6 headroom.
-            guard callaudio_ssl_set_mtu(ssl, configuration.maximumDatagramSize - 28) == 1 else {
+            // The whole datagram (UDP payload): OpenSSL subtracts the record header and the
+            // cipher's expansion itself. It returns the MTU set, or 0.
+            guard callaudio_ssl_set_mtu(ssl, configuration.maximumDatagramSize) > 0 else {
                 throw TLSError.drain("SSL_set_mtu", fallback: .invalidConfiguration)
             }
         }
