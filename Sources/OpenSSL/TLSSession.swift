@@ -111,8 +111,8 @@ public struct TLSSession: ~Copyable {
 
     // MARK: - Handshake and data
 
-    /// Drives the handshake with what has been received; once established, processes
-    /// post-handshake messages. Returns the state after.
+    /// Drives the handshake with what has been received and returns the state after. Once
+    /// established it does nothing: ``readAvailable()`` also handles post-handshake messages.
     ///
     /// - Throws: the handshake's failure, e.g. ``TLSError/certificateVerifyFailed`` with
     ///   ``TLSError/verifyResult`` and its text ("certificate verify failed: hostname mismatch"),
