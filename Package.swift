@@ -47,11 +47,15 @@ let package = Package(
                        providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CSpeexDSP", path: "Sources/CSpeexDSP", pkgConfig: "speexdsp",
                        providers: [.apt(["libspeexdsp-dev"])]),
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
+                       providers: [.apt(["libssl-dev"])]),
 
         // Swift wrappers: no C type crosses their public API.
         .target(name: "ALSA", dependencies: ["CALSA", "Platform"]),
         .target(name: "Opus", dependencies: ["COpus"]),
         .target(name: "SpeexDSP", dependencies: ["CSpeexDSP"]),
+        // TLS and DTLS over memory (sans-IO): SIP over TLS, DTLS-SRTP.
+        .target(name: "OpenSSL", dependencies: ["COpenSSL"]),
         .target(name: "WAV"),
 
         // Platform: sockets and addresses, the named thread, the monotonic clock, the seeded generator.
@@ -125,6 +129,7 @@ let package = Package(
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "TestSupport"]),
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "Platform", "TestSupport"]),
         .testTarget(name: "OpusTests", dependencies: ["Opus", "WAV", "Platform", "TestSupport"]),
+        .testTarget(name: "OpenSSLTests", dependencies: ["OpenSSL", "TestSupport"]),
         .testTarget(name: "SpeexDSPTests", dependencies: ["SpeexDSP", "WAV", "TestSupport"]),
         .testTarget(name: "WAVTests", dependencies: ["WAV", "TestSupport"]),
         .testTarget(name: "AudioAnalysisTests", dependencies: ["AudioAnalysis", "DSP", "Platform", "TestSupport"]),
