@@ -79,7 +79,7 @@ let package = Package(
         // Offer/answer (RFC 3264) for Opus and telephone events: from descriptions to stream configurations.
         .target(name: "MediaNegotiation", dependencies: ["SDP", "RTP", "Opus", "Platform"]),
         // SIP call setup (RFC 3261 over UDP): messages, transactions, dialogs, a user agent.
-        .target(name: "SIP", dependencies: ["Platform", logging]),
+        .target(name: "SIP", dependencies: ["Platform", "OpenSSL", logging]),
         // The call engine: calls, session lifecycle, media pipeline, SIP/SDP call setup.
         .target(name: "VoiceCall", dependencies: ["AudioSession", "AudioIO", "VoiceProcessing", "RTP", "SIP", "SDP", "MediaNegotiation", "Opus", "Platform", "DSP", logging]),
 

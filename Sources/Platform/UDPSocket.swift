@@ -215,7 +215,7 @@ public enum UDPReceiveResult: Sendable, Equatable {
 public final class UDPSocket: Sendable {
     /// The address the socket is bound to (the actual port when bound to port 0).
     public let localAddress: SocketAddress
-    let descriptor: Int32
+    package let descriptor: Int32
 
     /// Opens a UDP socket and binds it.
     ///

@@ -106,7 +106,7 @@ struct HostileInputTests {
                 id += 1
                 let bytes = shape.datagram(size: size, id: id, port: peer.port)
                 let start = threadCPUTime()
-                agent.receive(bytes, from: source)
+                agent.receive(bytes, from: SIPHop(.udp, source))
                 best = min(best, threadCPUTime() - start)
             }
             return best

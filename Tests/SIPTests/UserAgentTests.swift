@@ -201,8 +201,12 @@ struct UserAgentTests {
 
     @Test func unreachableTargetsAreErrors() throws {
         let a = try makeAgent()
-        #expect(throws: SIPError.unsupportedTransport("tcp")) {
-            try a.invite(to: SIPURI(user: "b", host: "127.0.0.1", port: 5062, parameters: ["transport": "tcp"]), offer: nil)
+        #expect(throws: SIPError.unsupportedTransport("sctp")) {
+            try a.invite(to: SIPURI(user: "b", host: "127.0.0.1", port: 5062, parameters: ["transport": "sctp"]), offer: nil)
+        }
+        // Without a TLS configuration, `sips:` and `transport=tls` cannot be reached.
+        #expect(throws: SIPError.unsupportedTransport("tls")) {
+            try a.invite(to: SIPURI(user: "b", host: "127.0.0.1", port: 5062, parameters: ["transport": "tls"]), offer: nil)
         }
         #expect(throws: SIPError.unsupportedTransport("tls")) {
             try a.invite(to: SIPURI(scheme: "sips", user: "b", host: "127.0.0.1"), offer: nil)

@@ -17,7 +17,7 @@ extension CoreState {
     ///   call cancelled meanwhile, or credentials refused (a second challenge not marked stale,
     ///   or a third of any kind).
     mutating func retryWithCredentials(_ response: SIPResponse, key: ClientKey, owner: ClientOwner,
-                                       from source: SocketAddress?) -> Bool {
+                                       from source: SIPHop?) -> Bool {
         let proxy = response.statusCode == 407
         guard response.statusCode == 401 || proxy, let credentials = env.configuration.credentials,
               let record = clients[key] else { return false }
@@ -48,7 +48,7 @@ extension CoreState {
                let realm = DigestChallenge.parse(existing.value)?.realm, realms.contains(realm) { continue }
             headers.add(existing)
         }
-        headers.prepend("Via", makeVia(localHost: via.host))
+        headers.prepend("Via", makeVia(localHost: via.host, transport: record.destination.transport))
         headers.set("CSeq", "\(sequence) \(request.method)")
         let uri = request.uri.description
         let answers = challenges.map {
@@ -71,9 +71,9 @@ extension CoreState {
     /// without one the registrar's, from the registrar's address, learned from the first
     /// challenge to a REGISTER from there.
     private mutating func mayAnswer(_ challenge: DigestChallenge, credentials: SIPCredentials, owner: ClientOwner,
-                                    from source: SocketAddress?) -> Bool {
+                                    from source: SIPHop?) -> Bool {
         if let realm = credentials.realm { return challenge.realm == realm }
-        guard let record = registration, let source, source == record.destination else { return false }
+        guard let record = registration, let source, source.transport == record.destination.transport && source.address == record.destination.address else { return false }
         if record.realm == nil, case .register = owner { registration!.realm = challenge.realm }
         return registration!.realm == challenge.realm
     }

@@ -9,7 +9,7 @@ extension CoreState {
         guard !closed else { return .failure(.closed) }
         guard let (call, key, request) = unansweredIncoming(callKey) else { return .failure(invalidState(callKey)) }
         var response = makeResponse(to: request, status: 180, toTag: call.localTag)
-        response.headers.add("Contact", "<\(contactURI(localHost: call.localHost))>")
+        response.headers.add("Contact", "<\(contactURI(localHost: call.localHost, transport: call.peer.transport))>")
         respond(key, response)
         calls[callKey]!.setPhase(.ringing)
         return .success(())

@@ -37,7 +37,7 @@ enum ClientOwner: Sendable {
 
 struct ClientRecord: Sendable {
     var transaction: ClientTransaction
-    let destination: SocketAddress
+    let destination: SIPHop
     let owner: ClientOwner
     /// How many times this request was sent again with credentials (at most 2: once, and
     /// once more for a stale nonce).
@@ -55,11 +55,11 @@ struct ServerRecord: Sendable {
     /// Where the request came from, and so where its responses go: always the source address
     /// and port (as RFC 3581 `rport` asks), never the Via's port, so nothing reaches an address
     /// that did not send the request. Retransmissions must come from it too.
-    let destination: SocketAddress
+    let destination: SIPHop
     /// The incoming call an INVITE started.
     var callKey: CallKey?
 
-    init(transaction: ServerTransaction, request: SIPRequest, destination: SocketAddress) {
+    init(transaction: ServerTransaction, request: SIPRequest, destination: SIPHop) {
         self.transaction = transaction
         method = request.method
         self.request = request
@@ -99,7 +99,7 @@ enum TimerEvent: Sendable {
 /// An unacknowledged 2xx to an INVITE, retransmitted by the UAS core.
 struct Pending2xx: Sendable {
     let bytes: [UInt8]
-    let destination: SocketAddress
+    let destination: SIPHop
     let sequence: UInt32
     var interval: Duration
     /// For the call's first INVITE (not a re-INVITE): its ACK confirms the call.
@@ -117,8 +117,8 @@ struct CallRecord: Sendable {
     let direction: SIPCall.Direction
     let box: CallStateBox
     let events: AsyncStream<SIPCallEvent>.Continuation
-    /// The peer's signalling address (source of its INVITE, or where ours went).
-    let peer: SocketAddress
+    /// The peer's signalling hop (source of its INVITE, or where ours went).
+    let peer: SIPHop
     /// Our host as written in Via and Contact for this call.
     let localHost: String
     private(set) var phase: SIPCallState
@@ -137,7 +137,7 @@ struct CallRecord: Sendable {
     /// The ACK for the 2xx, sent again for each retransmitted 2xx.
     var ack: [UInt8]?
     /// Where the first 2xx came from: later 2xx (retransmissions, forks) must come from there.
-    var answerSource: SocketAddress?
+    var answerSource: SIPHop?
     /// Forked 2xx acknowledged and ended with a BYE (at most ``SIPLimits/maximumForks``).
     var forksEnded = 0
 
@@ -160,7 +160,7 @@ struct CallRecord: Sendable {
     var retryScheduled = false
     var requestPendingCount = 0
 
-    init(key: CallKey, direction: SIPCall.Direction, phase: SIPCallState, peer: SocketAddress, localHost: String,
+    init(key: CallKey, direction: SIPCall.Direction, phase: SIPCallState, peer: SIPHop, localHost: String,
          events: AsyncStream<SIPCallEvent>.Continuation) {
         self.key = key
         self.direction = direction
@@ -193,7 +193,7 @@ struct NewCallInfo: Sendable {
 
 /// What does not change for the life of a user agent.
 struct CoreEnvironment: Sendable {
-    let socket: UDPSocket
+    let transports: SIPTransports
     let configuration: SIPUserAgent.Configuration
     let incoming: AsyncStream<SIPCall>.Continuation
     /// The bound host, nil for a wildcard bind.
@@ -201,14 +201,14 @@ struct CoreEnvironment: Sendable {
 
     var logger: Logger { configuration.logger }
     var timers: SIPTimers { configuration.timers }
-    var localPort: UInt16 { socket.localAddress.port }
+    func localPort(for transport: SIPTransportKind) -> UInt16 { transports.localPort(for: transport) }
 
     /// The host for Via and Contact: configured, bound, or the local end of the route to `peer`.
     func advertisedHost(toward peer: SocketAddress?) -> String {
         if let host = configuration.advertisedHost { return host }
         if let boundHost { return boundHost }
         if let peer, let local = UDPSocket.localAddress(toward: peer) { return local.host }
-        return socket.localAddress.family == .ipv6 ? "::1" : "127.0.0.1"
+        return transports.udp.localAddress.family == .ipv6 ? "::1" : "127.0.0.1"
     }
 }
 
@@ -235,7 +235,8 @@ struct CoreState: Sendable {
     var statistics = SIPStatistics()
     var closed = false
     var nextCallKey: CallKey = 1
-    /// Timers and new incoming calls, handled by ``UserAgentCore`` after the lock is released.
+    /// Messages, timers and new incoming calls, handled by ``UserAgentCore`` after the lock is released.
+    var pendingSends: [PendingSend] = []
     var pendingTimers: [(Duration, TimerEvent)] = []
     var pendingIncoming: [NewCallInfo] = []
 
@@ -252,17 +253,25 @@ struct CoreState: Sendable {
         pendingTimers.append((delay, event))
     }
 
-    /// Sends a datagram (never blocks; a full socket buffer drops it, as the network could).
-    mutating func send(_ bytes: [UInt8], to destination: SocketAddress, retransmission: Bool = false) {
+    /// Queues a message for `destination`: the core does no I/O; ``UserAgentCore`` sends what
+    /// is queued once the lock is released (a full socket buffer or a stalled connection drops
+    /// it, as the network could).
+    mutating func send(_ bytes: [UInt8], to destination: SIPHop, retransmission: Bool = false, isResponse: Bool = false) {
         statistics.messagesSent += 1
         if retransmission { statistics.retransmissionsSent += 1 }
-        let result = env.socket.send(bytes, to: destination)
-        if result != .sent {
-            logger.warning("SIP send to \(destination) failed: \(result)")
-        }
+        pendingSends.append(PendingSend(bytes: bytes, hop: destination, isResponse: isResponse))
         if logger.logLevel <= .trace {
             logger.trace("SIP -> \(destination)\n\(String(decoding: bytes, as: UTF8.self))")
         }
+    }
+
+    /// The outbound proxy as a preloaded route (RFC 3261 section 8.1.2) of a request outside a
+    /// dialog; loose routing (`lr`), so the Request-URI stays the target.
+    func addPreloadedRoute(to headers: inout SIPHeaders) {
+        guard var proxy = env.configuration.outboundProxy else { return }
+        proxy.user = nil
+        if !proxy.parameters.contains("lr") { proxy.parameters["lr"] = nil }
+        headers.add("Route", "<\(proxy)>")
     }
 
     /// Whether a dialog may keep the `Record-Route` of these headers for the call's life: at
@@ -275,90 +284,41 @@ struct CoreState: Sendable {
         return bytes <= limits.maximumRouteSetBytes
     }
 
-    /// A new top Via toward `destination`: our sent-by, a fresh branch, `rport` (RFC 3581).
-    func makeVia(localHost: String) -> String {
-        SIPVia(host: localHost, port: env.localPort,
+    /// A new top Via for a request on `transport`: our sent-by, a fresh branch, `rport` (RFC 3581).
+    func makeVia(localHost: String, transport: SIPTransportKind) -> String {
+        SIPVia(transport: transport.rawValue, host: localHost, port: env.localPort(for: transport),
                parameters: ["branch": sipMagicCookie + randomToken(), "rport": nil]).description
     }
 
-    func contactURI(localHost: String) -> SIPURI {
-        SIPURI(user: env.configuration.user, host: localHost, port: env.localPort)
+    /// Our Contact on `transport`: a stream transport is named in it (RFC 3261 section 19.1.4),
+    /// so the peer's requests come back on the kind of transport we listen on.
+    func contactURI(localHost: String, transport: SIPTransportKind) -> SIPURI {
+        var uri = SIPURI(user: env.configuration.user, host: localHost, port: env.localPort(for: transport))
+        if transport != .udp { uri.parameters["transport"] = transport.uriParameter }
+        return uri
     }
 
     /// Where in-dialog requests go: the first route, else the remote target, when it is an IP
-    /// literal of our family; otherwise the peer's signalling address (no DNS under the lock).
-    func destination(of dialog: Dialog, fallback: SocketAddress) -> SocketAddress {
+    /// literal of our family (on its transport: `transport=`, or TLS for `sips:`); otherwise the
+    /// peer's hop (no DNS under the lock).
+    func destination(of dialog: Dialog, fallback: SIPHop) -> SIPHop {
         let uri = dialog.routeSet.first?.uri ?? dialog.remoteTarget
-        guard uri.transport == nil || uri.transport == "udp", isIPLiteral(uri.host),
-              let address = try? SocketAddress(host: uri.host, port: uri.effectivePort),
-              address.family == fallback.family
+        let transport = uri.transport.flatMap(SIPTransportKind.init(parameter:)) ?? (uri.scheme == "sips" ? .tls : fallback.transport)
+        guard isIPLiteral(uri.host), env.transports.canSend(on: transport),
+              let address = try? SocketAddress(host: uri.host, port: uri.port ?? (transport == .tls ? 5061 : 5060)),
+              address.family == fallback.address.family
         else { return fallback }
-        return address
+        // The peer's own connection when the target is where it already is.
+        if address == fallback.address, transport == fallback.transport { return fallback }
+        return SIPHop(transport, address)
     }
 }
 
-/// The user agent's machinery: the state behind a lock, the network thread and the timers.
-final class UserAgentCore: Sendable {
-    let environment: CoreEnvironment
-    private let state: Mutex<CoreState>
-    private let running = Atomic<Bool>(true)
-    private let timerQueue = DispatchQueue(label: "callaudio.sip.timers")
-
-    init(socket: UDPSocket, configuration: SIPUserAgent.Configuration, incoming: AsyncStream<SIPCall>.Continuation) {
-        let bound = socket.localAddress.host
-        let wildcard = bound == "0.0.0.0" || bound == "::"
-        environment = CoreEnvironment(socket: socket, configuration: configuration, incoming: incoming,
-                                      boundHost: wildcard ? nil : bound)
-        state = Mutex(CoreState(env: environment))
-    }
-
-    /// Runs `body` under the lock, then starts the timers it asked for and announces new
-    /// incoming calls (both need no lock, and `SIPCall` needs this object).
-    @discardableResult
-    func withState<R: Sendable>(_ body: (inout CoreState) -> R) -> R {
-        let (result, timers, incoming) = state.withLock { state in
-            let result = body(&state)
-            let timers = state.pendingTimers, incoming = state.pendingIncoming
-            state.pendingTimers.removeAll()
-            state.pendingIncoming.removeAll()
-            return (result, timers, incoming)
-        }
-        for (delay, event) in timers {
-            timerQueue.asyncAfter(deadline: .now() + .nanoseconds(delay.nanoseconds)) { [weak self] in
-                self?.withState { $0.timerFired(event) }
-            }
-        }
-        for info in incoming { environment.incoming.yield(SIPCall(core: self, info: info)) }
-        return result
-    }
-
-    /// Starts the network thread: it waits up to 100 ms at a time for a datagram, so it
-    /// notices ``close()`` within that time.
-    func startReceiving() {
-        let socket = environment.socket
-        Thread.detachNewThread { [self] in
-            Thread.current.name = "callaudio-sip"
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
-            defer { buffer.deallocate() }
-            while running.load(ordering: .acquiring) {
-                switch socket.receive(into: buffer, timeoutMs: 100) {
-                case .timeout:
-                    continue
-                case .failed(let code):
-                    environment.logger.debug("SIP receive failed: errno \(code)")
-                    usleep(10_000)  // do not spin on a persistent error
-                case .datagram(let length, let source, let truncated):
-                    let bytes = Array(UnsafeRawBufferPointer(rebasing: buffer[..<length]))
-                    withState { $0.receive(bytes, from: source, truncated: truncated) }
-                }
-            }
-        }
-    }
-
-    func close() {
-        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        withState { $0.shutdown() }
-    }
+/// A message the core asked to send, sent once its lock is released.
+struct PendingSend: Sendable {
+    let bytes: [UInt8]
+    let hop: SIPHop
+    let isResponse: Bool
 }
 
 extension Duration {

@@ -6,7 +6,7 @@ import Logging
 
 extension CoreState {
     /// - Parameter size: the datagram's size (what responses to it may add up to is bounded by it).
-    mutating func handleRequest(_ request: SIPRequest, from source: SocketAddress, size: Int) {
+    mutating func handleRequest(_ request: SIPRequest, from source: SIPHop, size: Int) {
         // The parser checked Via, CSeq and Call-ID; this keeps the network path free of traps anyway.
         guard let via = try? request.headers.topVia(), (try? request.headers.cseq()) != nil,
               (try? request.headers.callID()) != nil
@@ -55,7 +55,7 @@ extension CoreState {
 
     /// A request that opened a server transaction: checked (method, required extensions), then
     /// to its dialog, or answered as a new INVITE, an OPTIONS, or a BYE for no dialog.
-    private mutating func handleNew(_ request: SIPRequest, key: ServerKey, from source: SocketAddress) {
+    private mutating func handleNew(_ request: SIPRequest, key: ServerKey, from source: SIPHop) {
         switch request.method {
         case .cancel:
             handleCANCEL(request, key: key)
@@ -90,7 +90,7 @@ extension CoreState {
             handleNewInvite(request, key: key, source: source)
         case .options:
             var headers = capabilityHeaders
-            headers.add("Contact", "<\(contactURI(localHost: env.advertisedHost(toward: source)))>")
+            headers.add("Contact", "<\(contactURI(localHost: env.advertisedHost(toward: source.address), transport: source.transport))>")
             respond(key, status: 200, extraHeaders: headers)
         default:  // BYE outside a dialog
             statistics.unknownDialogRequests += 1
@@ -185,7 +185,7 @@ extension CoreState {
     }
 
     /// An INVITE outside any dialog: a new incoming call.
-    private mutating func handleNewInvite(_ request: SIPRequest, key: ServerKey, source: SocketAddress) {
+    private mutating func handleNewInvite(_ request: SIPRequest, key: ServerKey, source: SIPHop) {
         guard let cseq = try? request.headers.cseq(), let callID = try? request.headers.callID() else { return }
         guard let from = try? request.headers.from(), (try? request.headers.to()) != nil, let fromTag = from.tag else {
             respond(key, status: 400, reason: "Missing From Tag")
@@ -203,7 +203,7 @@ extension CoreState {
         nextCallKey += 1
         let (stream, continuation) = AsyncStream.makeStream(of: SIPCallEvent.self)
         var call = CallRecord(key: callKey, direction: .incoming, phase: .incoming, peer: source,
-                              localHost: env.advertisedHost(toward: source), events: continuation)
+                              localHost: env.advertisedHost(toward: source.address), events: continuation)
         call.dialog = dialog
         call.serverKey = key
         call.localTag = localTag
@@ -218,7 +218,7 @@ extension CoreState {
 
         respond(key, makeResponse(to: request, status: 100))
         pendingIncoming.append(NewCallInfo(key: callKey, direction: .incoming, callID: callID, remote: dialog.remote,
-                                           local: dialog.local, offer: offer, remoteAddress: source,
+                                           local: dialog.local, offer: offer, remoteAddress: source.address,
                                            localHost: call.localHost, events: stream, stateBox: call.box))
         logger.info("SIP: incoming call \(callID) from \(dialog.remote.uri) at \(source)")
     }
@@ -317,7 +317,7 @@ extension CoreState {
                           sequence: UInt32, isInitial: Bool) {
         guard let call = calls[callKey] else { return }
         var response = makeResponse(to: request, status: 200, toTag: call.localTag)
-        response.headers.add("Contact", "<\(contactURI(localHost: call.localHost))>")
+        response.headers.add("Contact", "<\(contactURI(localHost: call.localHost, transport: call.peer.transport))>")
         for field in capabilityHeaders { response.headers.add(field) }
         if let body {
             response.headers.add("Content-Type", body.contentType)

@@ -5,7 +5,7 @@ import Logging
 // requests out, responses back through their client transaction to the call.
 
 extension CoreState {
-    mutating func handleResponse(_ response: SIPResponse, from source: SocketAddress) {
+    mutating func handleResponse(_ response: SIPResponse, from source: SIPHop) {
         guard let via = try? response.headers.topVia(), let branch = via.branch,
               let cseq = try? response.headers.cseq()
         else {
@@ -22,7 +22,7 @@ extension CoreState {
         runClient(key, clients[key]!.transaction.receive(response), from: source)
     }
 
-    mutating func clientDelivered(_ response: SIPResponse, owner: ClientOwner, key: ClientKey, from source: SocketAddress?) {
+    mutating func clientDelivered(_ response: SIPResponse, owner: ClientOwner, key: ClientKey, from source: SIPHop?) {
         if response.statusCode == 401 || response.statusCode == 407,
            retryWithCredentials(response, key: key, owner: owner, from: source) { return }
         switch owner {
@@ -60,7 +60,7 @@ extension CoreState {
     }
 
     /// A response to our INVITE.
-    private mutating func inviteResponse(_ response: SIPResponse, callKey: CallKey, from source: SocketAddress?) {
+    private mutating func inviteResponse(_ response: SIPResponse, callKey: CallKey, from source: SIPHop?) {
         guard let call = calls[callKey] else { return }
         let status = response.statusCode
         let body = response.body.isEmpty ? nil
@@ -101,7 +101,7 @@ extension CoreState {
     /// set is over the limits (the ACK and BYE would carry it), a 2xx from any address but the
     /// first 2xx's (a retransmission would make us send the ACK again), and forks past
     /// ``SIPLimits/maximumForks`` (each costs an ACK and a BYE).
-    private mutating func handle2xx(_ response: SIPResponse, body: SIPBody?, callKey: CallKey, from source: SocketAddress?) {
+    private mutating func handle2xx(_ response: SIPResponse, body: SIPBody?, callKey: CallKey, from source: SIPHop?) {
         guard let call = calls[callKey], let invite = call.invite else { return }
         // After a refused 2xx (no dialog, but a source), every later one is refused too.
         guard call.dialog != nil || call.answerSource == nil, routeSetFits(response.headers) else {
@@ -156,7 +156,7 @@ extension CoreState {
     private mutating func sendACK(for dialog: inout Dialog, callKey: CallKey, remember: Bool) {
         guard let call = calls[callKey], let inviteCSeq = try? call.invite?.headers.cseq() else { return }
         var ack = dialog.makeRequest(.ack, sequence: inviteCSeq.sequence)
-        ack.headers.prepend("Via", makeVia(localHost: call.localHost))
+        ack.headers.prepend("Via", makeVia(localHost: call.localHost, transport: call.peer.transport))
         ack.headers.add("User-Agent", env.configuration.userAgent)
         let bytes = ack.serialized()
         send(bytes, to: destination(of: dialog, fallback: call.peer))
@@ -184,16 +184,17 @@ extension CoreState {
     func oneShotBYE(_ callKey: CallKey) -> ([UInt8], Dialog)? {
         guard let call = calls[callKey], var dialog = call.dialog else { return nil }
         var bye = dialog.makeRequest(.bye)
-        bye.headers.prepend("Via", makeVia(localHost: call.localHost))
+        bye.headers.prepend("Via", makeVia(localHost: call.localHost, transport: call.peer.transport))
         bye.headers.add("User-Agent", env.configuration.userAgent)
         return (bye.serialized(), dialog)
     }
 
-    private mutating func sendBYE(in dialog: inout Dialog, peer: SocketAddress, localHost: String, owner: ClientOwner) {
+    private mutating func sendBYE(in dialog: inout Dialog, peer: SIPHop, localHost: String, owner: ClientOwner) {
         var bye = dialog.makeRequest(.bye)
-        bye.headers.prepend("Via", makeVia(localHost: localHost))
+        let hop = destination(of: dialog, fallback: peer)
+        bye.headers.prepend("Via", makeVia(localHost: localHost, transport: hop.transport))
         bye.headers.add("User-Agent", env.configuration.userAgent)
-        startClient(bye, to: destination(of: dialog, fallback: peer), owner: owner)
+        startClient(bye, to: hop, owner: owner)
     }
 
     /// CANCEL for our INVITE (section 9.1): same Request-URI, top Via, From, To, Call-ID,
@@ -206,15 +207,15 @@ extension CoreState {
     }
 
     /// A new outgoing call: builds and sends the INVITE (section 8.1.1).
-    mutating func invite(target: SIPURI, destination: SocketAddress, offer: SIPBody?) -> Result<NewCallInfo, SIPError> {
+    mutating func invite(target: SIPURI, destination: SIPHop, offer: SIPBody?) -> Result<NewCallInfo, SIPError> {
         guard !closed else { return .failure(.closed) }
         guard clients.count < limits.maximumClientTransactions else { return .failure(.tooManyRequests) }
-        let localHost = env.advertisedHost(toward: destination)
+        let localHost = env.advertisedHost(toward: destination.address)
         let configuration = env.configuration
         // Registered, we are our address of record (a proxy authenticates and routes by it).
         let local = SIPNameAddress(displayName: configuration.displayName,
                                    uri: registration?.addressOfRecord
-                                       ?? SIPURI(user: configuration.user, host: localHost, port: env.localPort))
+                                       ?? SIPURI(user: configuration.user, host: localHost, port: env.localPort(for: destination.transport)))
         var from = local
         from.tag = randomToken()
         var remote = SIPNameAddress(uri: target)
@@ -222,13 +223,14 @@ extension CoreState {
         let callID = randomToken(bytes: 16)
 
         var headers = SIPHeaders()
-        headers.add("Via", makeVia(localHost: localHost))
+        headers.add("Via", makeVia(localHost: localHost, transport: destination.transport))
         headers.add("Max-Forwards", "70")
         headers.add("From", from.description)
         headers.add("To", remote.description)
         headers.add("Call-ID", callID)
         headers.add("CSeq", "1 INVITE")
-        headers.add("Contact", "<\(contactURI(localHost: localHost))>")
+        headers.add("Contact", "<\(contactURI(localHost: localHost, transport: destination.transport))>")
+        addPreloadedRoute(to: &headers)
         headers.add("Allow", allowHeaderValue)
         headers.add("User-Agent", configuration.userAgent)
         var body: [UInt8] = []
@@ -252,29 +254,30 @@ extension CoreState {
         calls[callKey]!.inviteKey = startClient(request, to: destination, owner: .invite(callKey))
         logger.info("SIP: calling \(target) at \(destination)")
         return .success(NewCallInfo(key: callKey, direction: .outgoing, callID: callID, remote: remote, local: local,
-                                    offer: offer, remoteAddress: destination, localHost: localHost, events: stream,
+                                    offer: offer, remoteAddress: destination.address, localHost: localHost, events: stream,
                                     stateBox: call.box))
     }
 
     /// An OPTIONS request outside any dialog; `waiter` gets its final response.
-    mutating func options(target: SIPURI, destination: SocketAddress,
+    mutating func options(target: SIPURI, destination: SIPHop,
                           waiter: CheckedContinuation<Result<SIPResponse, SIPError>, Never>) {
         guard !closed, clients.count < limits.maximumClientTransactions else {
             waiter.resume(returning: .failure(closed ? .closed : .tooManyRequests))
             return
         }
-        let localHost = env.advertisedHost(toward: destination)
-        var from = SIPNameAddress(uri: SIPURI(user: env.configuration.user, host: localHost, port: env.localPort))
+        let localHost = env.advertisedHost(toward: destination.address)
+        var from = SIPNameAddress(uri: SIPURI(user: env.configuration.user, host: localHost, port: env.localPort(for: destination.transport)))
         from.tag = randomToken()
         var headers = SIPHeaders()
-        headers.add("Via", makeVia(localHost: localHost))
+        headers.add("Via", makeVia(localHost: localHost, transport: destination.transport))
         headers.add("Max-Forwards", "70")
         headers.add("From", from.description)
         headers.add("To", SIPNameAddress(uri: target).description)
         headers.add("Call-ID", randomToken(bytes: 16))
         headers.add("CSeq", "1 OPTIONS")
-        headers.add("Contact", "<\(contactURI(localHost: localHost))>")
+        headers.add("Contact", "<\(contactURI(localHost: localHost, transport: destination.transport))>")
         headers.add("Accept", "application/sdp")
+        addPreloadedRoute(to: &headers)
         headers.add("User-Agent", env.configuration.userAgent)
         let key = startClient(SIPRequest(method: .options, uri: target, headers: headers), to: destination, owner: .options)
         optionsWaiters[key] = waiter

@@ -14,11 +14,11 @@ let knownMethods: Set<SIPMethod> = [.register, .prack, .subscribe, .notify, .pub
 
 extension CoreState {
     /// A datagram arrived on the socket.
-    mutating func receive(_ bytes: [UInt8], from source: SocketAddress, truncated: Bool) {
+    mutating func receive(_ bytes: [UInt8], from source: SIPHop, truncated: Bool) {
         guard !closed else { return }
         statistics.datagramsReceived += 1
         // Before any parsing: a flooding source costs a dictionary lookup per datagram.
-        guard admit(source) else {
+        guard admit(source.address) else {
             statistics.rateLimited += 1
             return
         }
@@ -57,19 +57,19 @@ extension CoreState {
     /// Whether `source` is where one of our requests went, a call's peer or its first hop, or
     /// the registrar. Linear in the (bounded) tables; asked only of a source over its rate.
     func isKnownPeer(_ source: SocketAddress) -> Bool {
-        if registration?.destination.sameHost(as: source) == true { return true }
-        if clients.values.contains(where: { $0.destination.sameHost(as: source) }) { return true }
+        if registration?.destination.address.sameHost(as: source) == true { return true }
+        if clients.values.contains(where: { $0.destination.address.sameHost(as: source) }) { return true }
         return calls.values.contains { call in
             guard !call.phase.isEnded else { return false }
-            if call.peer.sameHost(as: source) || call.answerSource?.sameHost(as: source) == true { return true }
+            if call.peer.address.sameHost(as: source) || call.answerSource?.address.sameHost(as: source) == true { return true }
             guard let dialog = call.dialog else { return false }
-            return destination(of: dialog, fallback: call.peer).sameHost(as: source)
+            return destination(of: dialog, fallback: call.peer).address.sameHost(as: source)
         }
     }
 
     /// Answers a malformed request statelessly: 416 for a Request-URI scheme other than SIP,
     /// 505 for another SIP version, 400 for everything else (RFC 3261 sections 8.2.2, 8.2.6).
-    mutating func answerMalformed(_ error: SIPParseError, headers: SIPHeaders, from source: SocketAddress) {
+    mutating func answerMalformed(_ error: SIPParseError, headers: SIPHeaders, from source: SIPHop) {
         guard let via = try? headers.topVia() else { return }
         let status: Int
         switch error {
@@ -84,7 +84,7 @@ extension CoreState {
         let to = headers["To"] ?? ""
         response.add("To", to.contains(";tag=") ? to : to + ";tag=" + randomToken())
         // The reason may quote the request (a scheme, a header name): a short prefix of it.
-        response.add("Warning", "399 \(env.advertisedHost(toward: source)) \(quotedString(String(error.description.prefix(100))))")
+        response.add("Warning", "399 \(env.advertisedHost(toward: source.address)) \(quotedString(String(error.description.prefix(100))))")
         response.add("User-Agent", env.configuration.userAgent)
         statistics.badRequestsAnswered += 1
         logger.debug("SIP: answered \(status) to a malformed request from \(source): \(error)")
@@ -93,10 +93,10 @@ extension CoreState {
 
     /// The top Via as the request arrived, with `received` and `rport` filled in
     /// (RFC 3261 section 18.2.1, RFC 3581 section 4).
-    func stampVia(_ headers: SIPHeaders, via: SIPVia, source: SocketAddress) -> SIPHeaders {
+    func stampVia(_ headers: SIPHeaders, via: SIPVia, source: SIPHop) -> SIPHeaders {
         var via = via
-        if via.host != source.host || via.rport != nil { via.parameters["received"] = source.host }
-        if via.rport != nil { via.parameters["rport"] = String(source.port) }
+        if via.host != source.address.host || via.rport != nil { via.parameters["received"] = source.address.host }
+        if via.rport != nil { via.parameters["rport"] = String(source.address.port) }
         var out = headers
         out.replaceTopVia(with: via.description)
         return out
@@ -127,7 +127,7 @@ extension CoreState {
 
     /// Starts a client transaction for `request` (which has its top Via) and sends it.
     @discardableResult
-    mutating func startClient(_ request: SIPRequest, to destination: SocketAddress, owner: ClientOwner) -> ClientKey {
+    mutating func startClient(_ request: SIPRequest, to destination: SIPHop, owner: ClientOwner) -> ClientKey {
         let branch = (try? request.headers.topVia().branch) ?? nil
         let key = ClientKey(branch: branch ?? "", method: request.method)
         var transaction = ClientTransaction(request: request, timers: timers)
@@ -139,7 +139,7 @@ extension CoreState {
 
     /// Performs a client transaction's actions; `source` is where the response that caused
     /// them came from.
-    mutating func runClient(_ key: ClientKey, _ actions: [TransactionAction], from source: SocketAddress? = nil) {
+    mutating func runClient(_ key: ClientKey, _ actions: [TransactionAction], from source: SIPHop? = nil) {
         guard let record = clients[key] else { return }
         for action in actions {
             switch action {

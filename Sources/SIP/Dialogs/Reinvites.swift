@@ -25,8 +25,8 @@ extension CoreState {
               call.reinviteKey == nil, call.pending2xx == nil, !call.retryScheduled, var dialog = call.dialog
         else { return }
         var request = dialog.makeRequest(.invite)
-        request.headers.prepend("Via", makeVia(localHost: call.localHost))
-        request.headers.add("Contact", "<\(contactURI(localHost: call.localHost))>")
+        request.headers.prepend("Via", makeVia(localHost: call.localHost, transport: call.peer.transport))
+        request.headers.add("Contact", "<\(contactURI(localHost: call.localHost, transport: call.peer.transport))>")
         request.headers.add("Allow", allowHeaderValue)
         request.headers.add("User-Agent", env.configuration.userAgent)
         request.headers.add("Content-Type", offer.contentType)
@@ -56,7 +56,7 @@ extension CoreState {
             // A 2xx refreshes the remote target (section 12.2.1.2).
             if let target = response.headers.firstContact?.uri { dialog.remoteTarget = target }
             var ack = dialog.makeRequest(.ack, sequence: cseq.sequence)
-            ack.headers.prepend("Via", makeVia(localHost: call.localHost))
+            ack.headers.prepend("Via", makeVia(localHost: call.localHost, transport: call.peer.transport))
             ack.headers.add("User-Agent", env.configuration.userAgent)
             let bytes = ack.serialized()
             send(bytes, to: destination(of: dialog, fallback: call.peer))

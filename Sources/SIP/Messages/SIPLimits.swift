@@ -43,12 +43,20 @@ public struct SIPLimits: Sendable, Hashable {
     public var maximumRouteSetBytes: Int
     /// Forked 2xx to one INVITE that are acknowledged and ended with a BYE; more are dropped.
     public var maximumForks: Int
+    /// TCP and TLS connections at once, opened and accepted: beyond, new ones are refused.
+    public var maximumConnections: Int
+    /// Connections accepted from one source address at once.
+    public var maximumConnectionsPerSource: Int
+    /// A connection with no byte in or out for this long is closed (a registration's keep-alives
+    /// and refreshes keep its own open).
+    public var connectionIdleSeconds: Int
 
     public init(datagramsPerSecondPerSource: Double? = 50, burstPerSource: Int = 100,
                 datagramsPerSecondTotal: Double? = 1000, burstTotal: Int = 2000, trackedSources: Int = 1024,
                 maximumServerTransactions: Int = 256, maximumIncomingCalls: Int = 32, maximumEndedCalls: Int = 64,
                 maximumClientTransactions: Int = 256, maximumRouteSet: Int = 32, maximumRouteSetBytes: Int = 8192,
-                maximumForks: Int = 4) {
+                maximumForks: Int = 4, maximumConnections: Int = 256, maximumConnectionsPerSource: Int = 16,
+                connectionIdleSeconds: Int = 600) {
         self.datagramsPerSecondPerSource = datagramsPerSecondPerSource
         self.burstPerSource = burstPerSource
         self.datagramsPerSecondTotal = datagramsPerSecondTotal
@@ -61,12 +69,16 @@ public struct SIPLimits: Sendable, Hashable {
         self.maximumRouteSet = maximumRouteSet
         self.maximumRouteSetBytes = maximumRouteSetBytes
         self.maximumForks = maximumForks
+        self.maximumConnections = maximumConnections
+        self.maximumConnectionsPerSource = maximumConnectionsPerSource
+        self.connectionIdleSeconds = connectionIdleSeconds
     }
 
     /// The defaults: 50 datagrams a second per source (IPv6: per /64) after a burst of 100,
     /// 1000 a second in all after a burst of 2000, 1024 sources,
     /// 256 server transactions, 32 incoming calls, 64 ended calls, 256 client transactions,
-    /// route sets of 32 values in 8 KiB, 4 forks.
+    /// route sets of 32 values in 8 KiB, 4 forks, 256 connections (16 per source) closed after
+    /// 10 minutes idle.
     public static let `default` = SIPLimits()
 
     /// The default state limits without a rate limit (for a flood from one address, such as

@@ -9,7 +9,7 @@ import Logging
 struct RegistrationRecord: Sendable {
     /// The Request-URI of our REGISTERs (`sip:host[:port]`).
     let registrar: SIPURI
-    let destination: SocketAddress
+    let destination: SIPHop
     /// `To` and `From`: `sip:user@host`.
     let addressOfRecord: SIPURI
     let callID: String
@@ -37,7 +37,7 @@ struct RegistrationRecord: Sendable {
 extension CoreState {
     /// `SIPUserAgent.register`/`unregister`: asks for a binding of `expires` seconds (0 removes
     /// it); `waiter` gets the lifetime granted.
-    mutating func register(registrar: SIPURI, destination: SocketAddress, expires: Int,
+    mutating func register(registrar: SIPURI, destination: SIPHop, expires: Int,
                            waiter: CheckedContinuation<Result<Int, SIPError>, Never>) {
         guard !closed else { return waiter.resume(returning: .failure(.closed)) }
         if registration == nil || registration!.registrar != registrar {
@@ -46,7 +46,7 @@ extension CoreState {
                 registrar: registrar, destination: destination,
                 addressOfRecord: SIPURI(user: env.configuration.user, host: registrar.host),
                 callID: randomToken(bytes: 16), fromTag: randomToken(),
-                localHost: env.advertisedHost(toward: destination), requestedExpires: expires)
+                localHost: env.advertisedHost(toward: destination.address), requestedExpires: expires)
         }
         registration!.waiters.append(waiter)
         if registration!.key != nil {
@@ -65,13 +65,14 @@ extension CoreState {
         var from = SIPNameAddress(uri: record.addressOfRecord)
         from.tag = record.fromTag
         var headers = SIPHeaders()
-        headers.add("Via", makeVia(localHost: record.localHost))
+        headers.add("Via", makeVia(localHost: record.localHost, transport: record.destination.transport))
         headers.add("Max-Forwards", "70")
         headers.add("From", from.description)
         headers.add("To", SIPNameAddress(uri: record.addressOfRecord).description)
         headers.add("Call-ID", record.callID)
         headers.add("CSeq", "\(record.sequence) REGISTER")
-        headers.add("Contact", "<\(contactURI(localHost: record.localHost))>")
+        headers.add("Contact", "<\(contactURI(localHost: record.localHost, transport: record.destination.transport))>")
+        addPreloadedRoute(to: &headers)
         headers.add("Expires", String(record.requestedExpires))
         headers.add("Allow", allowHeaderValue)
         headers.add("User-Agent", env.configuration.userAgent)
@@ -159,7 +160,7 @@ extension CoreState {
     /// The lifetime granted to our Contact: its `expires` parameter in the 2xx, else the
     /// `Expires` header, else what we asked for (section 10.2.4).
     private func grantedExpires(_ response: SIPResponse, record: RegistrationRecord) -> Int {
-        let ours = contactURI(localHost: record.localHost)
+        let ours = contactURI(localHost: record.localHost, transport: record.destination.transport)
         let contacts = (try? response.headers.contacts()) ?? []
         if let mine = contacts.first(where: { $0.uri.user == ours.user && $0.uri.host == ours.host
                                               && $0.uri.effectivePort == ours.effectivePort }),

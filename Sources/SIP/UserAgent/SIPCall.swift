@@ -105,6 +105,8 @@ public enum SIPError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidExpires(Int)
     /// As many of our requests are in progress as ``SIPLimits/maximumClientTransactions`` allows.
     case tooManyRequests
+    /// The agent cannot listen or set up TLS as configured (what, and why).
+    case cannotListen(String)
 
     public var description: String {
         switch self {
@@ -118,6 +120,7 @@ public enum SIPError: Error, Sendable, Hashable, CustomStringConvertible {
         case .rejected(let status, let reason): "refused with \(status) \(reason)"
         case .invalidExpires(let seconds): "a registration lifetime of \(seconds) s (at least 1 s)"
         case .tooManyRequests: "too many requests in progress"
+        case .cannotListen(let why): "cannot listen: \(why)"
         }
     }
 }

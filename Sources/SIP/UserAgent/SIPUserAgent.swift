@@ -61,8 +61,9 @@ public struct SIPStatistics: Sendable, Hashable {
 /// 2xx retransmission until ACK, in-dialog BYE) and the checks that keep anything from an
 /// unknown dialog away from a call (481). Bodies are opaque: SDP is the caller's business.
 ///
-/// Threads: a network thread receives datagrams; a serial dispatch queue runs the timers.
-/// Both, and every public method, work on one state behind one `Mutex`; sending never blocks.
+/// Threads: one network thread (`callaudio-sip`) waits on the UDP socket, the TCP and TLS
+/// listeners and connections, and the earliest timer at once. It and every public method work
+/// on one state behind one `Mutex`; the core does no I/O under it, and sending never blocks.
 /// Events are yielded to `AsyncStream`s while the lock is held, so each stream is in order;
 /// no user code runs under the lock.
 ///
@@ -111,6 +112,17 @@ public final class SIPUserAgent: Sendable {
         /// Rate and state limits against hostile or broken peers.
         public var limits: SIPLimits
         public var logger: Logger
+        /// Also listen on TCP, on the UDP socket's port (RFC 3261 section 18: a UA must; off by
+        /// default so an agent on port 0 never fails for a TCP port in use).
+        public var listensOnTCP = false
+        /// TLS: servers' certificates checked against a CA file or the system's store, and with
+        /// a certificate and key, a listener for incoming TLS. Nil: no TLS (`sips:` fails).
+        public var tls: SIPTLSConfiguration?
+        /// The transport for targets that name none (no `transport=` parameter, not `sips:`).
+        public var transport: SIPTransportKind = .udp
+        /// Every request outside a dialog goes here first (a preloaded route, RFC 3261 section
+        /// 8.1.2), as providers put a proxy in front of their registrars; nil: none.
+        public var outboundProxy: SIPURI?
 
         public init(localAddress: SocketAddress, user: String = "callaudio", displayName: String? = nil,
                     advertisedHost: String? = nil, userAgent: String = "CallAudio", timers: SIPTimers = .rfc3261,
@@ -140,21 +152,32 @@ public final class SIPUserAgent: Sendable {
 
     /// Binds the socket and starts the network thread.
     ///
-    /// - Throws: `SocketError` when the address cannot be bound.
-    public init(configuration: Configuration) throws(SocketError) {
-        let socket = try UDPSocket(bindingTo: configuration.localAddress)
+    /// - Throws: ``SIPError/cannotListen(_:)`` when an address cannot be bound, or a TLS
+    ///   file cannot be used; nothing is left open then.
+    public init(configuration: Configuration) throws(SIPError) {
+        let transports = try SIPTransports.make(for: configuration)
         let (stream, continuation) = AsyncStream.makeStream(of: SIPCall.self)
         incomingCalls = stream
-        core = UserAgentCore(socket: socket, configuration: configuration, incoming: continuation)
+        core = UserAgentCore(transports: transports, configuration: configuration, incoming: continuation)
         core.startReceiving()
-        configuration.logger.info("SIP user agent on \(socket.localAddress)")
+        configuration.logger.info("SIP user agent on \(transports.udp.localAddress)")
     }
 
     /// Closes the user agent (as ``close()``).
     deinit { core.close() }
 
     /// The bound address (with the actual port when bound to port 0).
-    public var localAddress: SocketAddress { core.environment.socket.localAddress }
+    public var localAddress: SocketAddress { core.environment.transports.udp.localAddress }
+
+    /// The address we listen on for `transport` (nil when we do not).
+    public func listeningAddress(for transport: SIPTransportKind) -> SocketAddress? {
+        let transports = core.environment.transports
+        switch transport {
+        case .udp: return transports.udp.localAddress
+        case .tcp: return transports.tcpListener?.localAddress
+        case .tls: return transports.tlsListener?.localAddress
+        }
+    }
 
     /// Our URI as peers should call it: `sip:user@host:port`.
     public var localURI: SIPURI {
@@ -168,7 +191,7 @@ public final class SIPUserAgent: Sendable {
     ///
     /// - Throws: ``SIPError`` when the target cannot be reached from this socket.
     public func localHost(toward target: SIPURI) throws(SIPError) -> String {
-        core.environment.advertisedHost(toward: try resolve(target))
+        core.environment.advertisedHost(toward: try resolve(target).address)
     }
 
     /// Places a call: sends an INVITE carrying `offer` to `target` (`sip:user@host:port`, UDP,
@@ -246,7 +269,7 @@ public final class SIPUserAgent: Sendable {
 
     /// Handles `bytes` as if they had arrived from `source`, on the caller's thread (a bench
     /// times the work one datagram costs with it; responses go to `source`).
-    func receive(_ bytes: [UInt8], from source: SocketAddress) {
+    func receive(_ bytes: [UInt8], from source: SIPHop) {
         core.withState { $0.receive(bytes, from: source, truncated: false) }
     }
 
@@ -255,21 +278,29 @@ public final class SIPUserAgent: Sendable {
     /// (the socket closes within 100 ms). Idempotent.
     public func close() { core.close() }
 
-    private func resolve(_ target: SIPURI) throws(SIPError) -> SocketAddress {
-        if target.scheme == "sips" { throw .unsupportedTransport("tls") }
-        if let transport = target.transport, transport != "udp" { throw .unsupportedTransport(transport) }
-        let host = target.parameters["maddr"] ?? target.host
+    /// Where a request to `target` goes first: the outbound proxy when there is one, else the
+    /// target, on the transport the URI names (`transport=`, TLS for `sips:`) or the configured one.
+    private func resolve(_ target: SIPURI) throws(SIPError) -> SIPHop {
+        let configuration = core.environment.configuration
+        let uri = configuration.outboundProxy ?? target
+        var transport = uri.transport.map { SIPTransportKind(parameter: $0) } ?? configuration.transport
+        if uri.scheme == "sips" || target.scheme == "sips" { transport = .tls }  // sips: TLS on every hop
+        guard let transport else { throw .unsupportedTransport(uri.transport ?? "?") }
+        guard core.environment.transports.canSend(on: transport) else { throw .unsupportedTransport(transport.uriParameter) }
+        let host = uri.parameters["maddr"] ?? uri.host
+        let port = uri.port ?? (transport == .tls ? 5061 : 5060)
         let destination: SocketAddress
         do {
-            destination = try SocketAddress(host: host, port: target.effectivePort)
+            destination = try SocketAddress(host: host, port: port)
         } catch {
             throw .unresolvableHost(host)
         }
-        guard destination.family != localAddress.family else { return destination }
+        let serverName = isIPLiteral(host) ? nil : host
+        guard destination.family != localAddress.family else { return SIPHop(transport, destination, serverName: serverName) }
         // A name with addresses in both families may list the other one first: ask for ours
         // (one more lookup; a literal of the other family fails it at once, without DNS).
-        if let ours = try? SocketAddress(host: host, port: target.effectivePort, family: localAddress.family) {
-            return ours
+        if let ours = try? SocketAddress(host: host, port: port, family: localAddress.family) {
+            return SIPHop(transport, ours, serverName: serverName)
         }
         throw .addressFamilyMismatch(destination)
     }

@@ -1,0 +1,143 @@
+import Logging
+import Platform
+import Synchronization
+
+// The driver of the user agent core. The core (`CoreState`) does no I/O: it takes messages,
+// timer firings and calls from the application, and queues what to send, which timers to arm
+// and which calls to announce. This driver runs it: one network thread (a `LoopThread`) waits on
+// every socket and the earliest timer at once, feeds the core what arrives and what fires, and
+// the sends the core queued go out once its lock is released, from whichever thread called.
+
+/// Timers of the core, by deadline (a sorted array: a few hundred at most, one per transaction).
+///
+/// Thread safety: a value type, used under ``UserAgentCore``'s timer lock.
+struct TimerQueue {
+    private var entries: [(deadline: ContinuousClock.Instant, event: TimerEvent)] = []
+
+    var nextDeadline: ContinuousClock.Instant? { entries.first?.deadline }
+    var count: Int { entries.count }
+
+    mutating func add(_ event: TimerEvent, at deadline: ContinuousClock.Instant) {
+        // Binary search for the first later deadline: equal deadlines fire in the order armed.
+        var low = 0, high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].deadline <= deadline { low = middle + 1 } else { high = middle }
+        }
+        entries.insert((deadline, event), at: low)
+    }
+
+    /// The events due at `now`, in deadline order, removed from the queue.
+    mutating func popDue(at now: ContinuousClock.Instant) -> [TimerEvent] {
+        var due = 0
+        while due < entries.count, entries[due].deadline <= now { due += 1 }
+        let events = entries[..<due].map(\.event)
+        entries.removeFirst(due)
+        return events
+    }
+
+    mutating func removeAll() { entries.removeAll() }
+}
+
+/// The user agent's machinery: the core's state behind a lock, its transports, its timers and
+/// the network thread.
+///
+/// Thread safety: safe from any thread. Lock order: the core's lock is never held while the
+/// transports' or the timers' is taken (sends and timers are handed over after it is released).
+final class UserAgentCore: Sendable {
+    let environment: CoreEnvironment
+    private let state: Mutex<CoreState>
+    private let timers = Mutex(TimerQueue())
+    private let running = Atomic<Bool>(true)
+    private let thread = Mutex<LoopThread?>(nil)
+
+    init(transports: SIPTransports, configuration: SIPUserAgent.Configuration, incoming: AsyncStream<SIPCall>.Continuation) {
+        let bound = transports.udp.localAddress.host
+        let wildcard = bound == "0.0.0.0" || bound == "::"
+        environment = CoreEnvironment(transports: transports, configuration: configuration, incoming: incoming,
+                                      boundHost: wildcard ? nil : bound)
+        state = Mutex(CoreState(env: environment))
+    }
+
+    /// Runs `body` under the lock, then sends the messages, arms the timers and announces the
+    /// incoming calls it queued (none of which needs the lock, and `SIPCall` needs this object).
+    @discardableResult
+    func withState<R: Sendable>(_ body: (inout CoreState) -> R) -> R {
+        let (result, sends, newTimers, incoming) = state.withLock { state in
+            let result = body(&state)
+            let queued = (state.pendingSends, state.pendingTimers, state.pendingIncoming)
+            state.pendingSends.removeAll()
+            state.pendingTimers.removeAll()
+            state.pendingIncoming.removeAll()
+            return (result, queued.0, queued.1, queued.2)
+        }
+        for send in sends where !environment.transports.send(send.bytes, to: send.hop, isResponse: send.isResponse) {
+            environment.logger.debug("SIP: could not send to \(send.hop)")
+        }
+        if !newTimers.isEmpty {
+            let now = ContinuousClock.now
+            let wasFirst = timers.withLock { queue in
+                let before = queue.nextDeadline
+                for (delay, event) in newTimers { queue.add(event, at: now + delay) }
+                return before == nil || queue.nextDeadline! < before!
+            }
+            if wasFirst { environment.transports.wake.signal() }  // the loop waits for an earlier deadline
+        }
+        for info in incoming { environment.incoming.yield(SIPCall(core: self, info: info)) }
+        return result
+    }
+
+    /// Starts the network thread.
+    func startReceiving() {
+        thread.withLock { current in
+            guard current == nil else { return }
+            let loop = LoopThread(name: "callaudio-sip", NetworkLoop(core: self))
+            loop.start()
+            current = loop
+        }
+    }
+
+    /// One turn of the network thread: waits for a socket or the next timer (at most 100 ms, so
+    /// a stop is noticed), handles what arrived, then fires the timers that are due.
+    fileprivate func turn(scratch: UnsafeMutableRawBufferPointer) {
+        let now = ContinuousClock.now
+        var waitMs = 100
+        if let next = timers.withLock({ $0.nextDeadline }) {
+            waitMs = next <= now ? 0 : min(100, Int((next - now).nanoseconds / 1_000_000) + 1)
+        }
+        environment.transports.service(timeoutMs: waitMs, scratch: scratch) { bytes, hop, truncated in
+            withState { $0.receive(bytes, from: hop, truncated: truncated) }
+        }
+        let due = timers.withLock { $0.popDue(at: .now) }
+        for event in due { withState { $0.timerFired(event) } }
+    }
+
+    var isRunning: Bool { running.load(ordering: .acquiring) }
+
+    func close() {
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        withState { $0.shutdown() }
+        let loop = thread.withLock { $0.take() }
+        environment.transports.wake.signal()
+        loop?.stop()
+        timers.withLock { $0.removeAll() }
+        environment.transports.closeAll()
+    }
+}
+
+/// The network thread's body. It holds the core weakly: a user agent nobody holds closes itself
+/// (its `deinit`), which stops this loop.
+private final class NetworkLoop: ThreadLoop {
+    private weak let core: UserAgentCore?
+
+    init(core: UserAgentCore) { self.core = core }
+
+    func run(stopping: borrowing Atomic<Bool>) {
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
+        defer { scratch.deallocate() }
+        while !stopping.load(ordering: .acquiring) {
+            guard let core, core.isRunning else { return }
+            core.turn(scratch: scratch)
+        }
+    }
+}
