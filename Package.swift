@@ -139,7 +139,7 @@ let package = Package(
         .testTarget(name: "VoiceProcessingTests", dependencies: ["VoiceProcessing", "Simulation", "AudioAnalysis", "DSP", "Platform", "TestSupport"]),
         .testTarget(name: "RTPTests", dependencies: ["RTP", "Opus", "AudioAnalysis", "Platform", "Simulation", "SDP", "MediaNegotiation", "TestSupport"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "MediaNegotiation", "RTP", "Opus", "Platform", "TestSupport"]),
-        .testTarget(name: "SIPTests", dependencies: ["SIP", "Platform", "SDP", "MediaNegotiation", "AudioAnalysis", "TestSupport"]),
+        .testTarget(name: "SIPTests", dependencies: ["SIP", "Platform", "OpenSSL", "SDP", "MediaNegotiation", "AudioAnalysis", "TestSupport"]),
         .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "AudioSession", "AudioIO", "Simulation", "AudioAnalysis", "Opus", "RTP", "SIP", "SDP", "MediaNegotiation", "Platform", "TestSupport"]),
     ]
 )

@@ -202,6 +202,12 @@ final class SIPTransports: Sendable {
                 connection.close("not open after 10 s")
             }
             if !connection.isClosed, now - connection.lastActivity > idle { connection.close("idle") }
+            // Ours stay open through NATs and proxies with a double-CRLF ping (RFC 5626 section
+            // 4.4.1) after 90 s of silence; the pong, or any message, counts as activity.
+            if !connection.isClosed, connection.outgoing, connection.phase == .open,
+               now - connection.lastActivity > .seconds(90), now - connection.lastPing > .seconds(90) {
+                connection.ping(now: now)
+            }
             guard connection.isClosed else { continue }
             logger.debug("SIP: closed \(connection.hop): \(connection.phase)")
             state.connections[id] = nil

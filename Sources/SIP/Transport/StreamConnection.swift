@@ -31,6 +31,8 @@ final class StreamConnection {
     /// The monotonic time of the last byte in or out, and of the start (for the handshake limit).
     private(set) var lastActivity: ContinuousClock.Instant
     let opened: ContinuousClock.Instant
+    /// When we last sent a keep-alive ping.
+    private(set) var lastPing: ContinuousClock.Instant
 
     /// The most bytes waiting to be written before the peer is taken as stalled and closed.
     static let maximumQueuedBytes = 256 * 1024
@@ -45,6 +47,7 @@ final class StreamConnection {
         phase = outgoing ? .connecting : (transport == .tls ? .handshaking : .open)
         lastActivity = now
         opened = now
+        lastPing = now
     }
 
     var remoteAddress: SocketAddress { socket.remoteAddress }
@@ -99,6 +102,14 @@ final class StreamConnection {
         }
         flush(now: now)
         return units
+    }
+
+    /// Sends an RFC 5626 keep-alive (CRLF CRLF); it does not count as activity itself.
+    func ping(now: ContinuousClock.Instant) {
+        lastPing = now
+        let last = lastActivity
+        send([.cr, .lf, .cr, .lf], now: now)
+        lastActivity = last
     }
 
     func close(_ reason: String) {

@@ -149,6 +149,8 @@ public final class SIPUserAgent: Sendable {
     public let incomingCalls: AsyncStream<SIPCall>
 
     private let core: UserAgentCore
+    /// The machinery, for tests in this package.
+    var coreForTests: UserAgentCore { core }
 
     /// Binds the socket and starts the network thread.
     ///

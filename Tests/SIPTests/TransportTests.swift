@@ -1,0 +1,93 @@
+import Foundation
+import OpenSSL
+import Platform
+@testable import SIP
+import Testing
+import TestSupport
+
+/// Calls between two agents over TCP and TLS on loopback: real sockets, real OpenSSL.
+@Suite("SIP over TCP and TLS")
+struct TransportTests {
+    /// A self-signed identity for 127.0.0.1 written as PEM files: (certificate, key).
+    static func identityFiles(name: String = "127.0.0.1") throws -> (String, String) {
+        let identity = try TLSIdentity.generateSelfSigned(commonName: name, alternativeNames: ["localhost"])
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sip-tls-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let certificate = directory.appendingPathComponent("cert.pem").path, key = directory.appendingPathComponent("key.pem").path
+        try identity.certificatePEM.write(toFile: certificate, atomically: true, encoding: .utf8)
+        try identity.privateKeyPEM.write(toFile: key, atomically: true, encoding: .utf8)
+        return (certificate, key)
+    }
+
+    static func agent(user: String, tcp: Bool = false, tls: SIPTLSConfiguration? = nil) throws -> SIPUserAgent {
+        var configuration = SIPUserAgent.Configuration(localAddress: try SocketAddress(host: "127.0.0.1", port: 0), user: user,
+                                                       timers: .fast)
+        configuration.listensOnTCP = tcp
+        configuration.tls = tls
+        return try SIPUserAgent(configuration: configuration)
+    }
+
+    /// Calls `callee` at `target` from `caller`, answers, and hangs up from the caller.
+    static func callAndHangUp(from caller: SIPUserAgent, to callee: SIPUserAgent, target: SIPURI) async throws {
+        let incoming = Recorder(callee.incomingCalls)
+        let call = try caller.invite(to: target, offer: opusSDP(port: 4000))
+        let outgoing = Recorder(call.events)
+        let answered = try #require(await incoming.element(0))
+        let answeredEvents = Recorder(answered.events)
+        try answered.accept(answer: opusSDP(port: 5000))
+        #expect(await outgoing.wait { $0.contains(.answered(opusSDP(port: 5000))) })
+        #expect(await answeredEvents.wait { $0.contains(.confirmed(nil)) })
+        call.hangUp()
+        #expect(await answeredEvents.endReason() == .hungUp(byRemote: true))
+    }
+
+    /// A call over TCP: the INVITE, its responses, the ACK and the BYE all travel on the one
+    /// connection the caller opened (responses go back on the request's connection).
+    @Test func aCallOverTCP() async throws {
+        let callee = try Self.agent(user: "callee", tcp: true), caller = try Self.agent(user: "caller")
+        defer { callee.close(); caller.close() }
+        let port = try #require(callee.listeningAddress(for: .tcp)?.port)
+        #expect(port == callee.localAddress.port)
+        try await Self.callAndHangUp(from: caller, to: callee,
+                                     target: SIPURI(user: "callee", host: "127.0.0.1", port: port, parameters: ["transport": "tcp"]))
+        #expect(caller.connectionCount == 1 && callee.connectionCount == 1)
+        #expect(callee.statistics.malformedDropped == 0)
+    }
+
+    /// A call to a `sips:` URI over TLS, the callee's certificate checked against a CA file.
+    @Test func aCallOverTLS() async throws {
+        let (certificate, key) = try Self.identityFiles()
+        let callee = try Self.agent(user: "callee", tls: SIPTLSConfiguration(certificateFile: certificate, keyFile: key))
+        let caller = try Self.agent(user: "caller", tls: SIPTLSConfiguration(caFile: certificate))
+        defer { callee.close(); caller.close() }
+        let port = try #require(callee.listeningAddress(for: .tls)?.port)
+        try await Self.callAndHangUp(from: caller, to: callee, target: SIPURI(scheme: "sips", user: "callee", host: "127.0.0.1", port: port))
+        #expect(caller.connectionCount == 1 && callee.connectionCount == 1)
+    }
+
+    /// A server whose certificate the caller's CA did not sign gets no INVITE: the handshake
+    /// fails and the call times out; nothing reaches the callee's core.
+    @Test func anUntrustedServerGetsNothing() async throws {
+        let (certificate, key) = try Self.identityFiles(), (otherCA, _) = try Self.identityFiles()
+        let callee = try Self.agent(user: "callee", tls: SIPTLSConfiguration(certificateFile: certificate, keyFile: key))
+        let caller = try Self.agent(user: "caller", tls: SIPTLSConfiguration(caFile: otherCA))
+        defer { callee.close(); caller.close() }
+        let port = try #require(callee.listeningAddress(for: .tls)?.port)
+        let call = try caller.invite(to: SIPURI(scheme: "sips", user: "callee", host: "127.0.0.1", port: port), offer: nil)
+        let events = Recorder(call.events)
+        #expect(await events.endReason() == .failed(status: 408, reason: "Request Timeout"))
+        #expect(callee.statistics.messagesReceived == 0)
+    }
+
+    /// Bad TLS files are a typed error when the agent is made, and nothing is left listening.
+    @Test func badTLSFilesAreAnError() throws {
+        #expect(throws: SIPError.self) {
+            try Self.agent(user: "x", tls: SIPTLSConfiguration(certificateFile: "/nonexistent.pem", keyFile: "/nonexistent.key"))
+        }
+    }
+}
+
+extension SIPUserAgent {
+    /// TCP and TLS connections open now.
+    var connectionCount: Int { coreForTests.environment.transports.connectionCount }
+}
