@@ -20,6 +20,8 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
     /// Where the peer's SIP comes from (the INVITE's source, or where ours went): the next hop,
     /// which is the peer itself without a proxy.
     public let remoteAddress: SocketAddress
+    /// The SIP transport to the next hop: `udp`, `tcp` or `tls`.
+    public let transport: String
     /// Every state the call enters, from the one after ``CallState/idle`` to ``CallState/ended(_:)``.
     public let states: AsyncStream<CallState>
     /// The DTMF keys the peer presses (RFC 4733 telephone events), each once, in order.
@@ -39,9 +41,11 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
         let continuation: CheckedContinuation<CallState, Never>
     }
 
-    init(id: String, direction: Direction, remoteURI: String, controller: CallController, remoteAddress: SocketAddress) {
+    init(id: String, direction: Direction, remoteURI: String, controller: CallController, remoteAddress: SocketAddress,
+         transport: String) {
         self.id = id
         self.remoteAddress = remoteAddress
+        self.transport = transport
         self.direction = direction
         self.remoteURI = remoteURI
         self.controller = controller

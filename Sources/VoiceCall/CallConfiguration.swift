@@ -49,6 +49,14 @@ public struct CallConfiguration: Sendable {
     public var holdsPeerWhileInterrupted = true
     /// Answers digest challenges from a proxy or registrar (see ``CallController/register(at:expires:)``).
     public var credentials: SIPCredentials?
+    /// The SIP transport for targets that name none (`sips:` always uses TLS).
+    public var sipTransport: SIPTransportKind = .udp
+    /// Also listen for SIP over TCP on ``sipAddress``'s port.
+    public var listensOnTCP = false
+    /// SIP over TLS: the CAs servers are checked against, and a certificate to listen with.
+    public var tls: SIPTLSConfiguration?
+    /// Every request outside a dialog goes through this proxy first (a preloaded route).
+    public var outboundProxy: SIPURI?
     /// How long the peer may send neither RTP nor RTCP before the call ends with
     /// ``CallEndReason/mediaTimeout`` (and a BYE): a peer that vanished without one would leave
     /// the call up for ever. Not counted while the call is on hold (by either side) or the peer

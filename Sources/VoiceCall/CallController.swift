@@ -80,9 +80,13 @@ public actor CallController {
                 Self.answerChangedOffer(offer, peerPrevious: peerPrevious, ours: ours,
                                         wanting: heldCalls.contains(callID) ? .inactive : .sendrecv)
             }
-            userAgent = try SIPUserAgent(configuration: .init(localAddress: address, user: configuration.userName,
-                                                              answerChangedOffer: answerer,
-                                                              credentials: configuration.credentials))
+            var sip = SIPUserAgent.Configuration(localAddress: address, user: configuration.userName,
+                                                 answerChangedOffer: answerer, credentials: configuration.credentials)
+            sip.transport = configuration.sipTransport
+            sip.listensOnTCP = configuration.listensOnTCP
+            sip.tls = configuration.tls
+            sip.outboundProxy = configuration.outboundProxy
+            userAgent = try SIPUserAgent(configuration: sip)
         } catch {
             throw .signalling("cannot listen on \(configuration.sipAddress): \(error)")
         }
@@ -165,7 +169,7 @@ public actor CallController {
         let sipCall: SIPCall
         do { sipCall = try userAgent.invite(to: uri, offer: .sdp(offer.text)) } catch { throw .signalling("\(error)") }
         let call = Call(id: sipCall.callID, direction: .outgoing, remoteURI: target, controller: self,
-                        remoteAddress: sipCall.remoteAddress)
+                        remoteAddress: sipCall.remoteAddress, transport: sipCall.transport.uriParameter)
         call.apply(.dial)
         records[call.id] = CallRecord(call: call, sip: sipCall, ports: ports)
         mediaCallID = call.id
@@ -196,7 +200,7 @@ public actor CallController {
             offer = parsed
         }
         let call = Call(id: sipCall.callID, direction: .incoming, remoteURI: "\(sipCall.remote)", controller: self,
-                        remoteAddress: sipCall.remoteAddress)
+                        remoteAddress: sipCall.remoteAddress, transport: sipCall.transport.uriParameter)
         call.apply(.incoming)
         records[call.id] = CallRecord(call: call, sip: sipCall, ports: nil, offer: offer)
         mediaCallID = call.id

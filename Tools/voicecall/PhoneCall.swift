@@ -46,7 +46,7 @@ enum PhoneCall {
         await endpoint.controller.shutdown()
         var written: String?
         do { written = try endpoint.writeOutput() } catch { status.note("cannot write the output: \(error)") }
-        return PhoneReport(statistics: statistics, direction: call.direction.rawValue, remote: call.remoteURI,
+        return PhoneReport(statistics: statistics, direction: call.direction.rawValue, remote: call.remoteURI, transport: call.transport,
                            ended: "\(reason)", sessionActive: endpoint.session.isActive,
                            seconds: duration.seconds, dtmfReceived: received.withLock { $0 },
                            output: written)
@@ -113,6 +113,8 @@ struct PhoneReport: Encodable {
     var statistics: CallStatistics
     var direction: String
     var remote: String
+    /// The SIP transport: udp, tcp or tls.
+    var transport: String
     var ended: String
     var sessionActive: Bool
     var seconds: Double
@@ -121,7 +123,7 @@ struct PhoneReport: Encodable {
     var output: String?
 
     enum CodingKeys: String, CodingKey {
-        case direction, remote, ended, sessionActive = "session_active", seconds, dtmfReceived = "dtmf_received", output
+        case direction, remote, transport, ended, sessionActive = "session_active", seconds, dtmfReceived = "dtmf_received", output
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -129,6 +131,7 @@ struct PhoneReport: Encodable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(direction, forKey: .direction)
         try c.encode(remote, forKey: .remote)
+        try c.encode(transport, forKey: .transport)
         try c.encode(ended, forKey: .ended)
         try c.encode(sessionActive, forKey: .sessionActive)
         try c.encode(seconds, forKey: .seconds)
@@ -140,7 +143,7 @@ struct PhoneReport: Encodable {
         func f(_ x: Double?, _ d: Int = 1) -> String { x.map { String(format: "%.\(d)f", $0) } ?? "-" }
         let s = statistics
         let rows = [
-            ("call", "\(direction) with \(remote), \(f(seconds)) s, \(ended)"),
+            ("call", "\(direction) with \(remote) over \(transport), \(f(seconds)) s, \(ended)"),
             ("packets sent / received / lost", "\(s.packetsSent) / \(s.packetsReceived) / \(s.packetsLost)"),
             ("FEC recovered / concealed ms", "\(s.fecRecovered) / \(f(s.concealedMs, 0)) (\(f(s.concealedWithoutLossMs, 0)) with no packet lost)"),
             ("jitter / RTT ms", "\(f(s.jitterMs)) / \(f(s.rttMs))"),

@@ -45,6 +45,7 @@ final class PhoneEndpoint: Sendable {
         configuration.codec.bitrate = options.bitrate
         if options.noVoiceProcessing { configuration.voiceProcessing.mode = .other }
         configuration.credentials = try options.credentials()
+        try options.apply(to: &configuration)
         configuration.acceptsCallsFrom = acceptsCallsFrom
         let hardware: any AudioHardware
         if let map = try options.soundCardPorts() {

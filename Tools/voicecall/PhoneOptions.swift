@@ -5,6 +5,8 @@ import Foundation
 import Opus
 import RTP
 import SIP
+import Platform
+import VoiceCall
 
 /// Where a phone's audio goes: the route asked for at the start of a call.
 enum RouteChoice: String, ExpressibleByArgument, CaseIterable, Sendable {
@@ -47,6 +49,16 @@ struct PhoneOptions: ParsableArguments {
     var noVoiceProcessing = false
     @Option(help: "DTMF keys (0-9, *, #, A-D) to send a second after the call connects, as RFC 4733 telephone events (an IVR menu, a PIN).")
     var dtmf: String?
+    @Option(help: "SIP transport for targets that name none (udp, tcp, tls; sips: URIs always use TLS). With tcp or tls, also listen on it.")
+    var transport: TransportChoice = .udp
+    @Option(name: .customLong("tls-ca"), help: "Check TLS servers' certificates against the CAs in this PEM file (default: the system's store).")
+    var tlsCA: String?
+    @Option(name: .customLong("tls-cert"), help: "Our TLS certificate (PEM), to listen for TLS with --tls-key.") var tlsCert: String?
+    @Option(name: .customLong("tls-key"), help: "The private key (PEM) of --tls-cert.") var tlsKey: String?
+    @Option(name: .customLong("tls-port"), help: "The port to listen on for TLS (default: the SIP port + 1, or any free one for port 0).")
+    var tlsPort: UInt16?
+    @Option(name: .customLong("outbound-proxy"), help: "Send every request outside a call through this proxy first (sip:HOST[:PORT][;transport=tcp|tls]).")
+    var outboundProxy: String?
     @Flag(help: "Print one JSON object as the last line.") var json = false
 
     enum FileRoom: String, ExpressibleByArgument, Sendable { case none, speakerphone }
@@ -78,7 +90,23 @@ struct PhoneOptions: ParsableArguments {
         return SIPCredentials(username: authUser ?? user, password: password, realm: authRealm)
     }
 
+    /// The transport options as a call configuration's (TLS only when asked for).
+    func apply(to configuration: inout CallConfiguration) throws {
+        configuration.sipTransport = transport.kind
+        configuration.listensOnTCP = transport == .tcp
+        configuration.outboundProxy = outboundProxy.flatMap(SIPURI.init)
+        guard transport == .tls || tlsCA != nil || tlsCert != nil else { return }
+        let sipPort = try SocketAddress(parsing: configuration.sipAddress).port
+        configuration.tls = SIPTLSConfiguration(caFile: tlsCA, certificateFile: tlsCert, keyFile: tlsKey,
+                                                port: tlsPort ?? (sipPort == 0 ? 0 : sipPort &+ 1))
+    }
+
     func validate() throws {
+        if let outboundProxy { guard SIPURI(outboundProxy) != nil else { throw ValidationError("--outbound-proxy: not a SIP URI: \(outboundProxy)") } }
+        guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
+        for file in [tlsCA, tlsCert, tlsKey].compactMap({ $0 }) where !FileManager.default.isReadableFile(atPath: file) {
+            throw ValidationError("cannot read \(file)")
+        }
         if let dtmf, let bad = dtmf.first(where: { TelephoneEvent.event(forKey: $0) == nil }) {
             throw ValidationError("--dtmf: '\(bad)' is not a DTMF key (0-9, *, #, A-D)")
         }
@@ -91,4 +119,10 @@ struct PhoneOptions: ParsableArguments {
         if room != .none, input == nil, output == nil { throw ValidationError("--room needs WAV files (--input/--output)") }
         if proximityThreshold != nil, usesFiles { throw ValidationError("--proximity-threshold needs a sound card (--device or --route-map)") }
     }
+}
+
+/// `--transport`: the SIP transport for targets that name none.
+enum TransportChoice: String, ExpressibleByArgument, CaseIterable, Sendable {
+    case udp, tcp, tls
+    var kind: SIPTransportKind { SIPTransportKind(parameter: rawValue)! }
 }

@@ -186,6 +186,7 @@ struct NewCallInfo: Sendable {
     let local: SIPNameAddress
     let offer: SIPBody?
     let remoteAddress: SocketAddress
+    let transport: SIPTransportKind
     let localHost: String
     let events: AsyncStream<SIPCallEvent>
     let stateBox: CallStateBox

@@ -218,7 +218,7 @@ extension CoreState {
 
         respond(key, makeResponse(to: request, status: 100))
         pendingIncoming.append(NewCallInfo(key: callKey, direction: .incoming, callID: callID, remote: dialog.remote,
-                                           local: dialog.local, offer: offer, remoteAddress: source.address,
+                                           local: dialog.local, offer: offer, remoteAddress: source.address, transport: source.transport,
                                            localHost: call.localHost, events: stream, stateBox: call.box))
         logger.info("SIP: incoming call \(callID) from \(dialog.remote.uri) at \(source)")
     }

@@ -254,7 +254,7 @@ extension CoreState {
         calls[callKey]!.inviteKey = startClient(request, to: destination, owner: .invite(callKey))
         logger.info("SIP: calling \(target) at \(destination)")
         return .success(NewCallInfo(key: callKey, direction: .outgoing, callID: callID, remote: remote, local: local,
-                                    offer: offer, remoteAddress: destination.address, localHost: localHost, events: stream,
+                                    offer: offer, remoteAddress: destination.address, transport: destination.transport, localHost: localHost, events: stream,
                                     stateBox: call.box))
     }
 

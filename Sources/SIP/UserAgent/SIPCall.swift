@@ -151,6 +151,8 @@ public final class SIPCall: Sendable, CustomStringConvertible {
     public let offer: SIPBody?
     /// The peer's signalling address: where the INVITE came from, or where ours was sent.
     public let remoteAddress: SocketAddress
+    /// The transport the call's signalling travels on (to the next hop).
+    public let transport: SIPTransportKind
     /// Our host in this call's Via and Contact: what an SDP answer's `c=` line should carry.
     public let localHost: String
     /// The call's events, in order; the stream finishes after ``SIPCallEvent/ended(_:)``.
@@ -169,6 +171,7 @@ public final class SIPCall: Sendable, CustomStringConvertible {
         local = info.local
         offer = info.offer
         remoteAddress = info.remoteAddress
+        transport = info.transport
         localHost = info.localHost
         events = info.events
         stateBox = info.stateBox
