@@ -86,7 +86,8 @@ struct DNSResolverTests {
         let error = #expect(throws: DNSError.timeout) { try resolver.srv("_sip._udp.example.test") }
         let seconds = Double(MonotonicClock.nanoseconds() - start) / 1e9
         #expect(error?.responseCode == nil)
-        #expect(seconds >= 1.5 && seconds < 4, "took \(seconds) s for 1 s x 2 attempts")
+        // The upper bound leaves room for a starved CI machine.
+        #expect(seconds >= 1.5 && seconds < 6, "took \(seconds) s for 1 s x 2 attempts")
     }
 
     @Test func badNamesAndConfigurations() throws {

@@ -62,13 +62,12 @@ struct HostileAnswerTests {
         #expect(try server.resolver().addresses(of: "sip.example.test") == ["10.0.0.2"])
     }
 
-    /// An IPv6 name server (glibc keeps those outside `nsaddr_list`).
-    @Test func ipv6NameServer() throws {
-        guard let server = try? ScriptedServer(host: "::1", answer: { query in
+    static let hasIPv6Loopback = (try? UDPSocket(bindingTo: SocketAddress(host: "::1", port: 0))) != nil
+
+    /// An IPv6 name server (glibc keeps those outside `nsaddr_list`); not where ::1 cannot be bound.
+    @Test(.enabled(if: hasIPv6Loopback)) func ipv6NameServer() throws {
+        let server = try ScriptedServer(host: "::1") { query in
             Reply(query, answers: Reply.questionType(query) == 1 ? [.raw(type: 1, rdata: [192, 0, 2, 1])] : [])
-        }) else {
-            Issue.record("no IPv6 loopback here")
-            return
         }
         defer { server.stop() }
         #expect(try server.resolver().addresses(of: "sip.example.test") == ["192.0.2.1"])

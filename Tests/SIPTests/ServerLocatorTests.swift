@@ -9,7 +9,7 @@ import TestSupport
 /// SRV priority 10 -> down.example.test:5079 (nothing listens), 20 -> sip.example.test at
 /// 5080 (UDP), 5081 (TCP), 5082 (TLS).
 @Suite("Server location against dnsmasq", .enabled(if: DNSTestbed.isUsable))
-struct ServerLocatorTestbedTests {
+struct ServerLocatorTestsWithTestbed {
     /// Runs `body` with a `locate` that asks a fresh testbed (one per test: stopping dnsmasq takes seconds).
     func withTestbed(_ body: ((String, Set<SIPTransportKind>) throws -> Result<[String], SIPLocationError>) throws -> Void) throws {
         let testbed = try DNSTestbed.start()
@@ -53,7 +53,7 @@ struct ServerLocatorTestbedTests {
 
 /// The ordering and bounds, with a resolver that answers from a table.
 @Suite("Server location rules")
-struct ServerLocatorRuleTests {
+struct ServerLocatorTests {
     /// Answers from dictionaries and records every name asked.
     struct TableResolver: SIPNameResolver {
         var services: [String: [DNSServiceRecord]] = [:]
