@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "SDP", targets: ["SDP"]),
         .library(name: "MediaNegotiation", targets: ["MediaNegotiation"]),
         .library(name: "SIP", targets: ["SIP"]),
+        .library(name: "DNS", targets: ["DNS"]),
         .library(name: "Simulation", targets: ["Simulation"]),
         .executable(name: "voicecall", targets: ["voicecall"]),
         .executable(name: "callbench", targets: ["callbench"]),
@@ -49,6 +50,8 @@ let package = Package(
                        providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
                        providers: [.apt(["libssl-dev"])]),
+        // glibc's stub resolver (libresolv, in libc6-dev): no pkg-config file, the modulemap links it.
+        .systemLibrary(name: "CResolv", path: "Sources/CResolv"),
 
         // Swift wrappers: no C type crosses their public API.
         .target(name: "ALSA", dependencies: ["CALSA", "Platform"]),
@@ -56,6 +59,8 @@ let package = Package(
         .target(name: "SpeexDSP", dependencies: ["CSpeexDSP"]),
         // TLS and DTLS over memory (sans-IO): SIP over TLS, DTLS-SRTP.
         .target(name: "OpenSSL", dependencies: ["COpenSSL"]),
+        // DNS lookups for SIP (RFC 3263): SRV and A/AAAA through glibc's resolver.
+        .target(name: "DNS", dependencies: ["CResolv", "Platform"]),
         .target(name: "WAV"),
 
         // Platform: sockets and addresses, the named thread, the monotonic clock, the seeded generator.
@@ -79,7 +84,7 @@ let package = Package(
         // Offer/answer (RFC 3264) for Opus and telephone events: from descriptions to stream configurations.
         .target(name: "MediaNegotiation", dependencies: ["SDP", "RTP", "Opus", "Platform"]),
         // SIP call setup (RFC 3261 over UDP): messages, transactions, dialogs, a user agent.
-        .target(name: "SIP", dependencies: ["Platform", "OpenSSL", logging]),
+        .target(name: "SIP", dependencies: ["Platform", "DNS", "OpenSSL", logging]),
         // The call engine: calls, session lifecycle, media pipeline, SIP/SDP call setup.
         .target(name: "VoiceCall", dependencies: ["AudioSession", "AudioIO", "VoiceProcessing", "RTP", "SIP", "SDP", "MediaNegotiation", "Opus", "Platform", "DSP", logging]),
 
@@ -130,6 +135,7 @@ let package = Package(
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "Platform", "TestSupport"]),
         .testTarget(name: "OpusTests", dependencies: ["Opus", "WAV", "Platform", "TestSupport"]),
         .testTarget(name: "OpenSSLTests", dependencies: ["OpenSSL", "TestSupport"]),
+        .testTarget(name: "DNSTests", dependencies: ["DNS", "Platform", "TestSupport"]),
         .testTarget(name: "SpeexDSPTests", dependencies: ["SpeexDSP", "WAV", "TestSupport"]),
         .testTarget(name: "WAVTests", dependencies: ["WAV", "TestSupport"]),
         .testTarget(name: "AudioAnalysisTests", dependencies: ["AudioAnalysis", "DSP", "Platform", "TestSupport"]),
@@ -139,7 +145,7 @@ let package = Package(
         .testTarget(name: "VoiceProcessingTests", dependencies: ["VoiceProcessing", "Simulation", "AudioAnalysis", "DSP", "Platform", "TestSupport"]),
         .testTarget(name: "RTPTests", dependencies: ["RTP", "Opus", "AudioAnalysis", "Platform", "Simulation", "SDP", "MediaNegotiation", "TestSupport"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "MediaNegotiation", "RTP", "Opus", "Platform", "TestSupport"]),
-        .testTarget(name: "SIPTests", dependencies: ["SIP", "Platform", "OpenSSL", "SDP", "MediaNegotiation", "AudioAnalysis", "TestSupport"]),
+        .testTarget(name: "SIPTests", dependencies: ["SIP", "DNS", "OpenSSL", "Platform", "SDP", "MediaNegotiation", "AudioAnalysis", "TestSupport"]),
         .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "AudioSession", "AudioIO", "Simulation", "AudioAnalysis", "Opus", "RTP", "SIP", "SDP", "MediaNegotiation", "Platform", "TestSupport"]),
     ]
 )

@@ -124,5 +124,5 @@ struct PhoneOptions: ParsableArguments {
 /// `--transport`: the SIP transport for targets that name none.
 enum TransportChoice: String, ExpressibleByArgument, CaseIterable, Sendable {
     case udp, tcp, tls
-    var kind: SIPTransportKind { SIPTransportKind(parameter: rawValue)! }
+    var kind: SIPTransportKind { SIPTransportKind(uriParameter: rawValue)! }
 }

@@ -304,7 +304,7 @@ struct CoreState: Sendable {
     /// peer's hop (no DNS under the lock).
     func destination(of dialog: Dialog, fallback: SIPHop) -> SIPHop {
         let uri = dialog.routeSet.first?.uri ?? dialog.remoteTarget
-        let transport = uri.transport.flatMap(SIPTransportKind.init(parameter:)) ?? (uri.scheme == "sips" ? .tls : fallback.transport)
+        let transport = uri.transport.flatMap(SIPTransportKind.init(uriParameter:)) ?? (uri.scheme == "sips" ? .tls : fallback.transport)
         guard isIPLiteral(uri.host), env.transports.canSend(on: transport),
               let address = try? SocketAddress(host: uri.host, port: uri.port ?? (transport == .tls ? 5061 : 5060)),
               address.family == fallback.address.family

@@ -285,7 +285,7 @@ public final class SIPUserAgent: Sendable {
     private func resolve(_ target: SIPURI) throws(SIPError) -> SIPHop {
         let configuration = core.environment.configuration
         let uri = configuration.outboundProxy ?? target
-        var transport = uri.transport.map { SIPTransportKind(parameter: $0) } ?? configuration.transport
+        var transport = uri.transport.map { SIPTransportKind(uriParameter: $0) } ?? configuration.transport
         if uri.scheme == "sips" || target.scheme == "sips" { transport = .tls }  // sips: TLS on every hop
         guard let transport else { throw .unsupportedTransport(uri.transport ?? "?") }
         guard core.environment.transports.canSend(on: transport) else { throw .unsupportedTransport(transport.uriParameter) }
