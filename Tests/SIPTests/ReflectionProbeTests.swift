@@ -33,12 +33,13 @@ struct ReflectionProbeTests {
         let small = Array(sipText(["OPTIONS sip:b@127.0.0.1 SIP/2.0", via, "f: <sip:a@h>;tag=1", "t: <sip:b@h>",
                                    "i: x", "CSeq: 1 OPTIONS"]).utf8)
         for _ in 0..<40 { attacker.send(small, to: agent.localAddress) }
+        // Once the agent has read all 40 (a loaded machine may take a while), nothing came back.
+        #expect(await eventually { agent.statistics.spoofedRetransmissions == 40 })
         let toVictim = await Self.drain(victim), toAttacker = await Self.drain(attacker)
         print("SIP reflection probe repeated branch: victim \(first.bytes.count) + \(toVictim.map(\.count).reduce(0, +)) bytes for \(large.count); attacker \(toAttacker.map(\.count).reduce(0, +)) for \(40 * small.count)")
         #expect(first.bytes.count <= large.count + 1024)
         #expect(toVictim.isEmpty)
         #expect(toAttacker.map(\.count).reduce(0, +) <= 3 * 40 * small.count)
-        #expect(agent.statistics.spoofedRetransmissions == 40)
     }
 
     /// A request whose display name, Call-ID and Via are raw 0xFF bytes is dropped unanswered:
@@ -76,11 +77,11 @@ struct ReflectionProbeTests {
         #expect(await events.endReason() == .failed(status: 502, reason: "Too Many Routes"))
         let small = Self.answer(invite, tag: "t1")
         for _ in 0..<40 { attacker.send(small, to: agent.localAddress) }
+        #expect(await eventually { agent.statistics.unacceptable2xxDropped >= 41 })
         let toVictim = await Self.drain(victim), toAttacker = await Self.drain(attacker), toCallee = await Self.drain(callee)
         print("SIP reflection probe route set: 2xx of \(ok.utf8.count) bytes; victim \(toVictim.count) messages, attacker \(toAttacker.count), callee \(toCallee.count)")
         #expect(toVictim.isEmpty && toAttacker.isEmpty)
         #expect(toCallee.allSatisfy { $0.count < 2_000 })
-        #expect(agent.statistics.unacceptable2xxDropped >= 41)
     }
 
     /// A callee that forks many 2xx gets an ACK and a BYE for at most `maximumForks` of them,
@@ -111,7 +112,7 @@ struct ReflectionProbeTests {
         #expect(acks == 4)
         #expect(byes >= 4 && byes <= 4 * 11)  // Timer E retransmits each unanswered BYE
         #expect(toAttacker.isEmpty)
-        #expect(agent.statistics.unacceptable2xxDropped == 47)
+        #expect(await eventually { agent.statistics.unacceptable2xxDropped == 47 })
         call.hangUp()
     }
 

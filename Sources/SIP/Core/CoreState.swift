@@ -1,3 +1,4 @@
+import DNS
 import Platform
 import Dispatch
 import Foundation
@@ -118,7 +119,10 @@ struct CallRecord: Sendable {
     let box: CallStateBox
     let events: AsyncStream<SIPCallEvent>.Continuation
     /// The peer's signalling hop (source of its INVITE, or where ours went).
-    let peer: SIPHop
+    var peer: SIPHop
+    /// Outgoing: the servers still to try, in order, when the current one times out or answers
+    /// 503 before any provisional response (RFC 3263 section 4.3).
+    var alternates: [SIPHop] = []
     /// Our host as written in Via and Contact for this call.
     let localHost: String
     private(set) var phase: SIPCallState
@@ -195,6 +199,8 @@ struct NewCallInfo: Sendable {
 /// What does not change for the life of a user agent.
 struct CoreEnvironment: Sendable {
     let transports: SIPTransports
+    /// For the names the user configures (registrar, proxy, call target); used off the lock.
+    let resolver: DNSResolver
     let configuration: SIPUserAgent.Configuration
     let incoming: AsyncStream<SIPCall>.Continuation
     /// The bound host, nil for a wildcard bind.

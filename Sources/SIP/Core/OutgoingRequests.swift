@@ -47,6 +47,7 @@ extension CoreState {
         switch owner {
         case .invite(let callKey):
             guard let call = calls[callKey] else { return }
+            if failOverInvite(callKey) { return }
             end(callKey, call.cancelRequested ? .cancelled(byRemote: false) : .failed(status: 408, reason: "Request Timeout"))
         case .reinvite(let callKey):
             reinviteTimedOut(callKey: callKey, key: key)
@@ -90,6 +91,7 @@ extension CoreState {
             handle2xx(response, body: body, callKey: callKey, from: source)
             return
         }
+        if status == 503, failOverInvite(callKey) { return }
         end(callKey, call.cancelRequested ? .cancelled(byRemote: false)
                 : .failed(status: status, reason: response.reasonPhrase))
     }
@@ -207,7 +209,7 @@ extension CoreState {
     }
 
     /// A new outgoing call: builds and sends the INVITE (section 8.1.1).
-    mutating func invite(target: SIPURI, destination: SIPHop, offer: SIPBody?) -> Result<NewCallInfo, SIPError> {
+    mutating func invite(target: SIPURI, destination: SIPHop, alternates: [SIPHop] = [], offer: SIPBody?) -> Result<NewCallInfo, SIPError> {
         guard !closed else { return .failure(.closed) }
         guard clients.count < limits.maximumClientTransactions else { return .failure(.tooManyRequests) }
         let localHost = env.advertisedHost(toward: destination.address)
@@ -248,6 +250,7 @@ extension CoreState {
         var call = CallRecord(key: callKey, direction: .outgoing, phase: .calling, peer: destination,
                               localHost: localHost, events: continuation)
         call.invite = request
+        call.alternates = alternates
         call.localBody = offer
         calls[callKey] = call
         activeCalls += 1

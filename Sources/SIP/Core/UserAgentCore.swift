@@ -1,3 +1,4 @@
+import DNS
 import Logging
 import Platform
 import Synchronization
@@ -51,10 +52,11 @@ final class UserAgentCore: Sendable {
     private let running = Atomic<Bool>(true)
     private let thread = Mutex<LoopThread?>(nil)
 
-    init(transports: SIPTransports, configuration: SIPUserAgent.Configuration, incoming: AsyncStream<SIPCall>.Continuation) {
+    init(transports: SIPTransports, resolver: DNSResolver, configuration: SIPUserAgent.Configuration,
+         incoming: AsyncStream<SIPCall>.Continuation) {
         let bound = transports.udp.localAddress.host
         let wildcard = bound == "0.0.0.0" || bound == "::"
-        environment = CoreEnvironment(transports: transports, configuration: configuration, incoming: incoming,
+        environment = CoreEnvironment(transports: transports, resolver: resolver, configuration: configuration, incoming: incoming,
                                       boundHost: wildcard ? nil : bound)
         state = Mutex(CoreState(env: environment))
     }

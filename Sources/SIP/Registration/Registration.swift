@@ -9,12 +9,14 @@ import Logging
 struct RegistrationRecord: Sendable {
     /// The Request-URI of our REGISTERs (`sip:host[:port]`).
     let registrar: SIPURI
-    let destination: SIPHop
+    var destination: SIPHop
+    /// The registrar's other servers, in order, for a timeout or 503 (RFC 3263 section 4.3).
+    var alternates: [SIPHop] = []
     /// `To` and `From`: `sip:user@host`.
     let addressOfRecord: SIPURI
     let callID: String
     let fromTag: String
-    let localHost: String
+    var localHost: String
     var sequence: UInt32 = 0
     /// The lifetime the last REGISTER asked for, in seconds; 0 removes the binding.
     var requestedExpires: Int
@@ -37,7 +39,7 @@ struct RegistrationRecord: Sendable {
 extension CoreState {
     /// `SIPUserAgent.register`/`unregister`: asks for a binding of `expires` seconds (0 removes
     /// it); `waiter` gets the lifetime granted.
-    mutating func register(registrar: SIPURI, destination: SIPHop, expires: Int,
+    mutating func register(registrar: SIPURI, destination: SIPHop, alternates: [SIPHop] = [], expires: Int,
                            waiter: CheckedContinuation<Result<Int, SIPError>, Never>) {
         guard !closed else { return waiter.resume(returning: .failure(.closed)) }
         if registration == nil || registration!.registrar != registrar {
@@ -47,6 +49,7 @@ extension CoreState {
                 addressOfRecord: SIPURI(user: env.configuration.user, host: registrar.host),
                 callID: randomToken(bytes: 16), fromTag: randomToken(),
                 localHost: env.advertisedHost(toward: destination.address), requestedExpires: expires)
+            registration!.alternates = alternates
         }
         registration!.waiters.append(waiter)
         if registration!.key != nil {
@@ -58,7 +61,7 @@ extension CoreState {
         }
     }
 
-    private mutating func sendRegister() {
+    mutating func sendRegister() {
         guard var record = registration else { return }
         record.sequence &+= 1
         record.generation &+= 1  // any refresh already scheduled is now stale
@@ -94,6 +97,7 @@ extension CoreState {
             sendRegister()
             return
         }
+        if status == 503, failOverRegistration() { return }
         guard (200..<300).contains(status) else {
             return registerFailed(.rejected(status: status, reason: response.reasonPhrase), key: key)
         }
@@ -125,6 +129,7 @@ extension CoreState {
     /// was live is tried again in 30 s, before it lapses if it can.
     mutating func registerFailed(_ error: SIPError, key: ClientKey) {
         guard let record = registration, record.key == key else { return }
+        if error == .timeout, failOverRegistration() { return }
         logger.warning("SIP: REGISTER at \(record.registrar) failed: \(error)")
         registration!.key = nil
         registration!.waiters = []

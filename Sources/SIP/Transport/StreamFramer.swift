@@ -30,6 +30,8 @@ struct StreamFramer {
 
     /// Bytes buffered and not yet part of a whole message.
     var bufferedBytes: Int { buffer.count }
+    /// Bytes examined by the search for the empty line so far (the tests check it is linear).
+    private(set) var bytesSearched = 0
 
     /// Adds bytes read from the stream and returns the units now complete. Linear in the bytes
     /// added: the search for the empty line resumes where it stopped.
@@ -69,6 +71,7 @@ struct StreamFramer {
     private mutating func findEmptyLine() -> Int? {
         var index = max(scanned, 1)
         while index < buffer.count {
+            bytesSearched += 1
             if buffer[index] == .lf {
                 if buffer[index - 1] == .lf { return index + 1 }
                 if index >= 2, buffer[index - 1] == .cr, buffer[index - 2] == .lf { return index + 1 }

@@ -1,6 +1,7 @@
 public import Platform
 
 public import Logging
+import DNS
 
 /// Counters of a user agent (since it started).
 ///
@@ -123,6 +124,9 @@ public final class SIPUserAgent: Sendable {
         /// Every request outside a dialog goes here first (a preloaded route, RFC 3261 section
         /// 8.1.2), as providers put a proxy in front of their registrars; nil: none.
         public var outboundProxy: SIPURI?
+        /// The DNS servers for the names we are given (registrar, proxy, call target: SRV, then
+        /// A/AAAA, RFC 3263); nil: the system's (`/etc/resolv.conf`).
+        public var dnsServers: [SocketAddress]?
 
         public init(localAddress: SocketAddress, user: String = "callaudio", displayName: String? = nil,
                     advertisedHost: String? = nil, userAgent: String = "CallAudio", timers: SIPTimers = .rfc3261,
@@ -158,9 +162,13 @@ public final class SIPUserAgent: Sendable {
     ///   file cannot be used; nothing is left open then.
     public init(configuration: Configuration) throws(SIPError) {
         let transports = try SIPTransports.make(for: configuration)
+        let resolver: DNSResolver
+        do { resolver = try DNSResolver(configuration.dnsServers.map { .servers($0) } ?? .system) } catch {
+            throw .cannotListen("DNS: \(error)")
+        }
         let (stream, continuation) = AsyncStream.makeStream(of: SIPCall.self)
         incomingCalls = stream
-        core = UserAgentCore(transports: transports, configuration: configuration, incoming: continuation)
+        core = UserAgentCore(transports: transports, resolver: resolver, configuration: configuration, incoming: continuation)
         core.startReceiving()
         configuration.logger.info("SIP user agent on \(transports.udp.localAddress)")
     }
@@ -193,7 +201,7 @@ public final class SIPUserAgent: Sendable {
     ///
     /// - Throws: ``SIPError`` when the target cannot be reached from this socket.
     public func localHost(toward target: SIPURI) throws(SIPError) -> String {
-        core.environment.advertisedHost(toward: try resolve(target).address)
+        core.environment.advertisedHost(toward: try resolve(target)[0].address)
     }
 
     /// Places a call: sends an INVITE carrying `offer` to `target` (`sip:user@host:port`, UDP,
@@ -202,8 +210,10 @@ public final class SIPUserAgent: Sendable {
     /// - Returns: the call; its ``SIPCall/events`` report trying, ringing, answered or the end.
     /// - Throws: ``SIPError`` when the target cannot be reached from this socket, or the agent is closed.
     public func invite(to target: SIPURI, offer: SIPBody?) throws(SIPError) -> SIPCall {
-        let destination = try resolve(target)
-        let info = try core.withState { $0.invite(target: target, destination: destination, offer: offer) }.get()
+        let servers = try resolve(target)
+        let info = try core.withState {
+            $0.invite(target: target, destination: servers[0], alternates: Array(servers.dropFirst()), offer: offer)
+        }.get()
         return SIPCall(core: core, info: info)
     }
 
@@ -211,7 +221,7 @@ public final class SIPUserAgent: Sendable {
     ///
     /// - Throws: ``SIPError/timeout`` after 64 × T1 without a final response; ``SIPError/closed``.
     public func options(to target: SIPURI) async throws(SIPError) -> SIPResponse {
-        let destination = try resolve(target)
+        let destination = try resolve(target)[0]
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<SIPResponse, SIPError>, Never>) in
             core.withState { $0.options(target: target, destination: destination, waiter: continuation) }
         }
@@ -254,9 +264,12 @@ public final class SIPUserAgent: Sendable {
     public var registrar: SIPURI? { core.withState { $0.registration?.registrar } }
 
     private func registration(at registrar: SIPURI, expires: Int) async throws(SIPError) -> Int {
-        let destination = try resolve(registrar)
+        let servers = try resolve(registrar)
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Int, SIPError>, Never>) in
-            core.withState { $0.register(registrar: registrar, destination: destination, expires: expires, waiter: continuation) }
+            core.withState {
+                $0.register(registrar: registrar, destination: servers[0], alternates: Array(servers.dropFirst()),
+                            expires: expires, waiter: continuation)
+            }
         }
         return try result.get()
     }
@@ -279,31 +292,4 @@ public final class SIPUserAgent: Sendable {
     /// ``SIPCallEndReason/shutdown``), finishes ``incomingCalls`` and stops the network thread
     /// (the socket closes within 100 ms). Idempotent.
     public func close() { core.close() }
-
-    /// Where a request to `target` goes first: the outbound proxy when there is one, else the
-    /// target, on the transport the URI names (`transport=`, TLS for `sips:`) or the configured one.
-    private func resolve(_ target: SIPURI) throws(SIPError) -> SIPHop {
-        let configuration = core.environment.configuration
-        let uri = configuration.outboundProxy ?? target
-        var transport = uri.transport.map { SIPTransportKind(uriParameter: $0) } ?? configuration.transport
-        if uri.scheme == "sips" || target.scheme == "sips" { transport = .tls }  // sips: TLS on every hop
-        guard let transport else { throw .unsupportedTransport(uri.transport ?? "?") }
-        guard core.environment.transports.canSend(on: transport) else { throw .unsupportedTransport(transport.uriParameter) }
-        let host = uri.parameters["maddr"] ?? uri.host
-        let port = uri.port ?? (transport == .tls ? 5061 : 5060)
-        let destination: SocketAddress
-        do {
-            destination = try SocketAddress(host: host, port: port)
-        } catch {
-            throw .unresolvableHost(host)
-        }
-        let serverName = isIPLiteral(host) ? nil : host
-        guard destination.family != localAddress.family else { return SIPHop(transport, destination, serverName: serverName) }
-        // A name with addresses in both families may list the other one first: ask for ours
-        // (one more lookup; a literal of the other family fails it at once, without DNS).
-        if let ours = try? SocketAddress(host: host, port: port, family: localAddress.family) {
-            return SIPHop(transport, ours, serverName: serverName)
-        }
-        throw .addressFamilyMismatch(destination)
-    }
 }

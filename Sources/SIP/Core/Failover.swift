@@ -1,0 +1,42 @@
+import Logging
+import Platform
+
+// Failover between the servers DNS gave for a target (RFC 3263 section 4.3): a request that
+// times out, or gets 503 before any provisional response, goes to the next server in a new
+// transaction. Only the servers the user's own configuration named are tried (the registrar,
+// the outbound proxy, a call's target), never names a peer sent.
+
+extension CoreState {
+    /// Sends the call's INVITE to its next server, if it has one and nothing answered yet
+    /// (no provisional: a server that rang has the call). Returns whether it did.
+    mutating func failOverInvite(_ callKey: CallKey) -> Bool {
+        guard var call = calls[callKey], !call.sawProvisional, !call.cancelRequested, !call.phase.isEnded,
+              !call.alternates.isEmpty, var invite = call.invite, let cseq = try? invite.headers.cseq()
+        else { return false }
+        let next = call.alternates.removeFirst()
+        logger.info("SIP: \(call.peer) did not take the INVITE; trying \(next)")
+        if let old = call.inviteKey { clients[old] = nil }
+        invite.headers.replaceTopVia(with: makeVia(localHost: call.localHost, transport: next.transport))
+        invite.headers.set("CSeq", "\(cseq.sequence &+ 1) INVITE")
+        invite.headers.set("Contact", "<\(contactURI(localHost: call.localHost, transport: next.transport))>")
+        call.peer = next
+        call.invite = invite
+        calls[callKey] = call
+        calls[callKey]!.inviteKey = startClient(invite, to: next, owner: .invite(callKey))
+        return true
+    }
+
+    /// Sends the REGISTER in progress to the registrar's next server, if it has one.
+    mutating func failOverRegistration() -> Bool {
+        guard var record = registration, !record.alternates.isEmpty else { return false }
+        let next = record.alternates.removeFirst()
+        logger.info("SIP: registrar \(record.destination) did not answer; trying \(next)")
+        if let key = record.key { clients[key] = nil }
+        record.destination = next
+        record.localHost = env.advertisedHost(toward: next.address)
+        record.key = nil
+        registration = record
+        sendRegister()
+        return true
+    }
+}

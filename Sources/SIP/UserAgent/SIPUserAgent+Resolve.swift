@@ -1,0 +1,41 @@
+import DNS
+import Platform
+
+extension SIPUserAgent {
+    /// The servers a request to `target` may go to, in order (the first, then the ones to fail
+    /// over to): the outbound proxy's when there is one, else the target's; on the transport the
+    /// URI names (`transport=`, TLS for `sips:`), or for a name its SRV records say (RFC 3263),
+    /// else the configured one. Blocks for DNS (bounded by the resolver's timeout): never called
+    /// under the core's lock. Only names the user gave are looked up here.
+    func resolve(_ target: SIPURI) throws(SIPError) -> [SIPHop] {
+        let environment = coreForTests.environment
+        let configuration = environment.configuration
+        var uri = configuration.outboundProxy ?? target
+        if target.scheme == "sips" { uri.scheme = "sips" }  // sips: means TLS on every hop
+        if let maddr = uri.parameters["maddr"] { uri.host = maddr }
+        if uri.transport == nil, uri.scheme != "sips", configuration.transport != .udp || isIPLiteral(uri.host) {
+            uri.parameters["transport"] = configuration.transport.uriParameter
+        }
+        var transports: Set<SIPTransportKind> = [.udp, .tcp]
+        if environment.transports.canSend(on: .tls) { transports.insert(.tls) }
+        let targets: [SIPServerTarget]
+        do throws(SIPLocationError) {
+            targets = try SIPServerLocator(resolver: environment.resolver, transports: transports).locate(uri)
+        } catch {
+            switch error {
+            case .unsupportedTransport(let name): throw .unsupportedTransport(name)
+            case .serviceUnavailable, .unresolved: throw .unresolvableHost(uri.host)
+            }
+        }
+        // Our socket's family only: the other family's servers are unreachable from it.
+        let hops = targets.filter { $0.address.family == localAddress.family }.prefix(8).map {
+            SIPHop($0.transport, $0.address, serverName: isIPLiteral($0.hostName) ? nil : $0.hostName)
+        }
+        guard let first = hops.first else {
+            if let other = targets.first { throw .addressFamilyMismatch(other.address) }
+            throw .unresolvableHost(uri.host)
+        }
+        guard environment.transports.canSend(on: first.transport) else { throw .unsupportedTransport(first.transport.uriParameter) }
+        return Array(hops)
+    }
+}
