@@ -10,9 +10,9 @@ import TestSupport
 @Suite("SIP failover against dnsmasq", .enabled(if: DNSTestbed.isUsable))
 struct FailoverTestsWithTestbed {
     /// An agent that asks `testbed` for names.
-    static func agent(_ testbed: DNSTestbed) throws -> SIPUserAgent {
+    static func agent(_ testbed: DNSTestbed, timers: SIPTimers = .fast) throws -> SIPUserAgent {
         var configuration = SIPUserAgent.Configuration(localAddress: try SocketAddress(host: "127.0.0.1", port: 0), user: "caller",
-                                                       timers: .fast)
+                                                       timers: timers)
         configuration.dnsServers = [testbed.address]
         return try SIPUserAgent(configuration: configuration)
     }
@@ -50,6 +50,28 @@ struct FailoverTestsWithTestbed {
         #expect(invite.method == .invite)
         second.send(ReinviteTests.response(486, to: invite), to: agent.localAddress)
         #expect(await events.endReason() == .failed(status: 486, reason: "Busy Here"))
+    }
+
+    /// Over TCP, a first server where nothing listens is passed over at once (the refused
+    /// connection is a transport error), and the call is answered by the second.
+    @Test func aRefusedConnectionIsPassedOverAtOnce() async throws {
+        let callee = try TransportTests.agent(user: "bob", tcp: true)
+        defer { callee.close() }
+        let dead = try TCPListener(bindingTo: SocketAddress(host: "127.0.0.1", port: 0)).localAddress.port
+        let port = try #require(callee.listeningAddress(for: .tcp)?.port)
+        let testbed = try DNSTestbed.start(["--srv", "_sip._tcp=10 50 \(dead) sip.example.test",
+                                            "--srv", "_sip._tcp=20 50 \(port) sip.example.test"])
+        defer { testbed.stop() }
+        // RFC timers: Timer B is 32 s, so an answer within the patient wait came by failover.
+        let agent = try Self.agent(testbed, timers: .rfc3261)
+        defer { agent.close() }
+        let incoming = Recorder(callee.incomingCalls)
+        let start = ContinuousClock.now
+        let call = try agent.invite(to: SIPURI(user: "bob", host: "example.test"), offer: opusSDP(port: 4000))
+        #expect(call.transport == .tcp)
+        let answered = try #require(await incoming.element(0))
+        #expect(ContinuousClock.now - start < .seconds(30))
+        answered.hangUp()
     }
 
     /// A name with no SRV record and no address is an error at once.

@@ -66,7 +66,7 @@ struct TransportTests {
     }
 
     /// A server whose certificate the caller's CA did not sign gets no INVITE: the handshake
-    /// fails and the call times out; nothing reaches the callee's core.
+    /// fails, the call fails at once as a transport error (503), and nothing reaches the callee's core.
     @Test func anUntrustedServerGetsNothing() async throws {
         let (certificate, key) = try Self.identityFiles(), (otherCA, _) = try Self.identityFiles()
         let callee = try Self.agent(user: "callee", tls: SIPTLSConfiguration(certificateFile: certificate, keyFile: key))
@@ -75,8 +75,18 @@ struct TransportTests {
         let port = try #require(callee.listeningAddress(for: .tls)?.port)
         let call = try caller.invite(to: SIPURI(scheme: "sips", user: "callee", host: "127.0.0.1", port: port), offer: nil)
         let events = Recorder(call.events)
-        #expect(await events.endReason() == .failed(status: 408, reason: "Request Timeout"))
+        #expect(await events.endReason(timeout: .seconds(2)) == .failed(status: 503, reason: "Service Unavailable"))
         #expect(callee.statistics.messagesReceived == 0)
+    }
+
+    /// A TCP target where nothing listens fails at once (503), without waiting for Timer B.
+    @Test func aRefusedConnectionFailsTheCallAtOnce() async throws {
+        let caller = try Self.agent(user: "caller")
+        defer { caller.close() }
+        let closed = try TCPListener(bindingTo: SocketAddress(host: "127.0.0.1", port: 0)).localAddress.port  // closed again
+        let call = try caller.invite(to: SIPURI(user: "b", host: "127.0.0.1", port: closed, parameters: ["transport": "tcp"]), offer: nil)
+        let events = Recorder(call.events)
+        #expect(await events.endReason(timeout: .seconds(2)) == .failed(status: 503, reason: "Service Unavailable"))
     }
 
     /// Bad TLS files are a typed error when the agent is made, and nothing is left listening.

@@ -26,6 +26,29 @@ extension CoreState {
         return true
     }
 
+    /// A connection we opened failed before it was open (refused, a TLS handshake that failed):
+    /// the requests that were waiting for it fail now as a 503 would (RFC 3261 section 8.1.3.1),
+    /// going on to the next server where there is one, instead of waiting for Timer B or F.
+    mutating func transportFailed(_ hop: SIPHop) {
+        let waiting = clients.filter { _, record in
+            record.destination.transport == hop.transport && record.destination.address == hop.address
+                && [.calling, .trying].contains(record.transaction.state)
+        }
+        for (key, record) in waiting {
+            clients[key] = nil
+            switch record.owner {
+            case .invite(let callKey):
+                if !failOverInvite(callKey) { end(callKey, .failed(status: 503, reason: "Service Unavailable")) }
+            case .register:
+                if registration?.key == key, !failOverRegistration() {
+                    registerFailed(.rejected(status: 503, reason: "Service Unavailable (cannot reach \(hop))"), key: key)
+                }
+            default:
+                clientTimedOut(owner: record.owner, key: key)
+            }
+        }
+    }
+
     /// Sends the REGISTER in progress to the registrar's next server, if it has one.
     mutating func failOverRegistration() -> Bool {
         guard var record = registration, !record.alternates.isEmpty else { return false }

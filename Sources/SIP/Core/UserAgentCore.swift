@@ -109,6 +109,8 @@ final class UserAgentCore: Sendable {
         }
         environment.transports.service(timeoutMs: waitMs, scratch: scratch) { bytes, hop, truncated in
             withState { $0.receive(bytes, from: hop, truncated: truncated) }
+        } failed: { hop in
+            withState { $0.transportFailed(hop) }
         }
         let due = timers.withLock { $0.popDue(at: .now) }
         for event in due { withState { $0.timerFired(event) } }

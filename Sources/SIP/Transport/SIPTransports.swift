@@ -29,6 +29,9 @@ final class SIPTransports: Sendable {
         var reusable: [ReuseKey: ConnectionID] = [:]
         var nextID: ConnectionID = 1
         var refused = 0
+        /// Connections we opened that closed before they were ever open (refused, a failed TLS
+        /// handshake): the core hears of each once, as a transport error.
+        var failedOpens: [SIPHop] = []
     }
 
     private struct ReuseKey: Hashable {
@@ -127,7 +130,8 @@ final class SIPTransports: Sendable {
     /// Waits up to `timeoutMs` for any socket, then reads what arrived, accepts connections,
     /// writes what waits and closes idle ones; `deliver` gets each message (outside the lock).
     func service(timeoutMs: Int, scratch: UnsafeMutableRawBufferPointer,
-                 deliver: (_ bytes: [UInt8], _ from: SIPHop, _ truncated: Bool) -> Void) {
+                 deliver: (_ bytes: [UInt8], _ from: SIPHop, _ truncated: Bool) -> Void,
+                 failed: (_ hop: SIPHop) -> Void) {
         var polls = PollSet()
         polls.entries.append(PollEntry(descriptor: wake.descriptor))
         polls.entries.append(PollEntry(descriptor: udp.descriptor))
@@ -147,7 +151,7 @@ final class SIPTransports: Sendable {
             index += 1
         }
         var arrived: [(StreamFramer.Unit, SIPHop)] = []
-        state.withLock { state in
+        let failures = state.withLock { state in
             for (offset, connection) in open.enumerated() {
                 let entry = polls.entries[index + offset]
                 if entry.writable || entry.failed { connection.writable(now: now) }
@@ -156,7 +160,10 @@ final class SIPTransports: Sendable {
                 }
             }
             closeIdle(&state, now: now)
+            defer { state.failedOpens.removeAll() }
+            return state.failedOpens
         }
+        for hop in failures { failed(hop) }
         for (unit, hop) in arrived {
             switch unit {
             case .message(let bytes): deliver(bytes, hop, false)
@@ -209,7 +216,12 @@ final class SIPTransports: Sendable {
                 connection.ping(now: now)
             }
             guard connection.isClosed else { continue }
-            logger.debug("SIP: closed \(connection.hop): \(connection.phase)")
+            if connection.outgoing, !connection.wasOpen {
+                logger.warning("SIP: could not reach \(connection.hop): \(connection.phase)")
+                state.failedOpens.append(connection.hop)
+            } else {
+                logger.debug("SIP: closed \(connection.hop): \(connection.phase)")
+            }
             state.connections[id] = nil
             let key = ReuseKey(transport: connection.transport, address: connection.remoteAddress)
             if state.reusable[key] == id { state.reusable[key] = nil }

@@ -21,7 +21,11 @@ final class StreamConnection {
     let transport: SIPTransportKind
     /// Whether we opened it (a client), or accepted it.
     let outgoing: Bool
-    private(set) var phase: Phase
+    private(set) var phase: Phase {
+        didSet { if phase == .open { wasOpen = true } }
+    }
+    /// Whether it was ever open (one that never was failed to connect or to shake hands).
+    private(set) var wasOpen = false
     private var tls: TLSSession?
     private var framer = StreamFramer()
     /// Bytes for the socket (TLS records on TLS), oldest first.
@@ -45,6 +49,7 @@ final class StreamConnection {
         self.outgoing = outgoing
         self.tls = tls
         phase = outgoing ? .connecting : (transport == .tls ? .handshaking : .open)
+        wasOpen = phase == .open
         lastActivity = now
         opened = now
         lastPing = now
