@@ -57,6 +57,8 @@ public struct CallConfiguration: Sendable {
     public var tls: SIPTLSConfiguration?
     /// Every request outside a dialog goes through this proxy first (a preloaded route).
     public var outboundProxy: SIPURI?
+    /// DNS servers for the names given (registrar, proxy, call target); nil: the system's.
+    public var dnsServers: [SocketAddress]?
     /// How long the peer may send neither RTP nor RTCP before the call ends with
     /// ``CallEndReason/mediaTimeout`` (and a BYE): a peer that vanished without one would leave
     /// the call up for ever. Not counted while the call is on hold (by either side) or the peer

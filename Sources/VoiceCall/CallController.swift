@@ -86,6 +86,7 @@ public actor CallController {
             sip.listensOnTCP = configuration.listensOnTCP
             sip.tls = configuration.tls
             sip.outboundProxy = configuration.outboundProxy
+            sip.dnsServers = configuration.dnsServers
             userAgent = try SIPUserAgent(configuration: sip)
         } catch {
             throw .signalling("cannot listen on \(configuration.sipAddress): \(error)")

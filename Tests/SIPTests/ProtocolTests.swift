@@ -58,6 +58,21 @@ struct ProtocolTests {
         return (agent, peer, call, events, tag)
     }
 
+    /// A callee that rings and never answers: the call is cancelled at the ring timeout and ends
+    /// as failed(408, "Ring Timeout") (Timer B stopped at the 180).
+    @Test func aCallThatRingsForEverIsCancelled() async throws {
+        var configuration = SIPUserAgent.Configuration(localAddress: try SocketAddress(host: "127.0.0.1", port: 0), timers: .fast)
+        configuration.ringTimeout = .milliseconds(300)
+        let agent = try SIPUserAgent(configuration: configuration), peer = try RawPeer()
+        defer { agent.close() }
+        let call = try agent.invite(to: SIPURI(user: "raw", host: "127.0.0.1", port: peer.port), offer: opusSDP(port: 4000))
+        let events = Recorder(call.events)
+        guard case .request(let invite)? = await peer.receiveMessage() else { Issue.record("no INVITE"); return }
+        peer.send(ReinviteTests.response(180, to: invite), to: agent.localAddress)
+        #expect(await events.endReason() == .failed(status: 408, reason: "Ring Timeout"))
+        #expect(await ReinviteTests.next(.cancel, at: peer) != nil)
+    }
+
     @Test func inviteClientRetransmitsOnTimerAUntilAResponse() async throws {
         // Timer D long enough that the 486's retransmission below still finds the transaction on a
         // slow, loaded machine (with the 400 ms of `.fast` it missed it there).

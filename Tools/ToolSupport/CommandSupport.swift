@@ -63,3 +63,19 @@ extension Duration {
     /// The duration in seconds.
     package var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
+
+/// `text` as a terminal may show it: control characters (C0, DEL, C1: a peer's display name or
+/// reason phrase could move the cursor or retitle the window) escaped as `\u{..}`, and at most
+/// `limit` characters kept.
+public func printable(_ text: String, limit: Int = 200) -> String {
+    var out = ""
+    for scalar in text.unicodeScalars.prefix(limit) {
+        let value = scalar.value
+        if value < 0x20 || (0x7F...0x9F).contains(value) {
+            out += "\\u{" + String(value, radix: 16) + "}"
+        } else {
+            out.unicodeScalars.append(scalar)
+        }
+    }
+    return text.unicodeScalars.count > limit ? out + "…" : out
+}

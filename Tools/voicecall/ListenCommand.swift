@@ -52,11 +52,11 @@ struct ListenCommand: AsyncParsableCommand {
                 await endpoint.controller.shutdown()
                 throw CommandFailure("no call came within \(wait ?? 0) s", json: phone.json)
             }
-            print("answering \(call.remoteURI) from \(call.remoteAddress)")
+            print("answering \(printable(call.remoteURI)) from \(call.remoteAddress)")
             do {
                 try await call.answer()
             } catch {
-                print("cannot answer \(call.remoteURI): \(error); listening on")
+                print("cannot answer \(printable(call.remoteURI)): \(printable("\(error)")); listening on")
                 fflush(nil)
                 continue
             }

@@ -20,7 +20,8 @@ enum PhoneCall {
         let received = Mutex("")
         let listener = Task {
             for await key in call.dtmf {
-                received.withLock { $0.append(key) }
+                // Kept to the last 64 keys: a peer may press keys for as long as the call lasts.
+                received.withLock { if $0.count < 64 { $0.append(key) } }
                 status.note("the peer pressed \(key)")
             }
         }
@@ -143,7 +144,7 @@ struct PhoneReport: Encodable {
         func f(_ x: Double?, _ d: Int = 1) -> String { x.map { String(format: "%.\(d)f", $0) } ?? "-" }
         let s = statistics
         let rows = [
-            ("call", "\(direction) with \(remote) over \(transport), \(f(seconds)) s, \(ended)"),
+            ("call", "\(direction) with \(printable(remote)) over \(transport), \(f(seconds)) s, \(printable(ended))"),
             ("packets sent / received / lost", "\(s.packetsSent) / \(s.packetsReceived) / \(s.packetsLost)"),
             ("FEC recovered / concealed ms", "\(s.fecRecovered) / \(f(s.concealedMs, 0)) (\(f(s.concealedWithoutLossMs, 0)) with no packet lost)"),
             ("jitter / RTT ms", "\(f(s.jitterMs)) / \(f(s.rttMs))"),

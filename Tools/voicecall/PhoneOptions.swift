@@ -59,6 +59,8 @@ struct PhoneOptions: ParsableArguments {
     var tlsPort: UInt16?
     @Option(name: .customLong("outbound-proxy"), help: "Send every request outside a call through this proxy first (sip:HOST[:PORT][;transport=tcp|tls]).")
     var outboundProxy: String?
+    @Option(name: .customLong("dns-server"), help: "Ask this DNS server (ADDRESS:PORT) for the SRV and address records of the names given (registrar, proxy, target). Default: the system's.")
+    var dnsServer: String?
     @Flag(help: "Print one JSON object as the last line.") var json = false
 
     enum FileRoom: String, ExpressibleByArgument, Sendable { case none, speakerphone }
@@ -95,6 +97,7 @@ struct PhoneOptions: ParsableArguments {
         configuration.sipTransport = transport.kind
         configuration.listensOnTCP = transport == .tcp
         configuration.outboundProxy = outboundProxy.flatMap(SIPURI.init)
+        if let dnsServer { configuration.dnsServers = [try SocketAddress(parsing: dnsServer)] }
         guard transport == .tls || tlsCA != nil || tlsCert != nil else { return }
         let sipPort = try SocketAddress(parsing: configuration.sipAddress).port
         configuration.tls = SIPTLSConfiguration(caFile: tlsCA, certificateFile: tlsCert, keyFile: tlsKey,
@@ -103,6 +106,7 @@ struct PhoneOptions: ParsableArguments {
 
     func validate() throws {
         if let outboundProxy { guard SIPURI(outboundProxy) != nil else { throw ValidationError("--outbound-proxy: not a SIP URI: \(outboundProxy)") } }
+        if let dnsServer { guard (try? SocketAddress(parsing: dnsServer)) != nil else { throw ValidationError("--dns-server: not ADDRESS:PORT: \(dnsServer)") } }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         for file in [tlsCA, tlsCert, tlsKey].compactMap({ $0 }) where !FileManager.default.isReadableFile(atPath: file) {
             throw ValidationError("cannot read \(file)")

@@ -133,6 +133,12 @@ extension CoreState {
             retryReinvite(callKey)
         case .linger:
             forget(callKey)
+        case .ringTimeout:
+            // Timer B stops at the first provisional and Timer C is a proxy's: without this, a
+            // callee that rings for ever (or a server that only said 100) holds the call for ever.
+            guard call.direction == .outgoing, call.phase == .calling || call.phase == .ringing else { return }
+            if !call.cancelSent { sendCANCEL(callKey) }
+            end(callKey, .failed(status: 408, reason: "Ring Timeout"))
         }
     }
 

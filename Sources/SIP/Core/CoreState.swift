@@ -87,6 +87,8 @@ enum CallTimer: Sendable, Hashable {
     case retryReinvite
     /// Forget an ended call (it stays to absorb late retransmissions).
     case linger
+    /// Our INVITE got a provisional response and no final one in ``SIPUserAgent/Configuration/ringTimeout``.
+    case ringTimeout
 }
 
 enum TimerEvent: Sendable {

@@ -68,6 +68,7 @@ extension CoreState {
             : SIPBody(contentType: response.headers.contentType ?? "application/sdp", bytes: response.body)
 
         if status < 200 {
+            if !call.sawProvisional, let limit = env.configuration.ringTimeout { schedule(limit, .call(callKey, .ringTimeout)) }
             calls[callKey]!.sawProvisional = true
             if call.cancelRequested, !call.cancelSent { sendCANCEL(callKey) }
             guard !call.phase.isEnded else { return }

@@ -79,7 +79,13 @@ final class SIPTransports: Sendable {
                 connection.send(bytes, now: now)
                 return !connection.isClosed
             }
-            guard !isResponse, let connection = open(hop, in: &state, now: now) else { return false }
+            guard !isResponse else { return false }
+            guard let connection = open(hop, in: &state, now: now) else {
+                // Refused at once (or no TLS context): the core hears of it as of a connection
+                // that failed later, from the network thread.
+                state.failedOpens.append(hop.anyConnection)
+                return false
+            }
             connection.send(bytes, now: now)
             return true
         }

@@ -124,6 +124,10 @@ public final class SIPUserAgent: Sendable {
         /// Every request outside a dialog goes here first (a preloaded route, RFC 3261 section
         /// 8.1.2), as providers put a proxy in front of their registrars; nil: none.
         public var outboundProxy: SIPURI?
+        /// How long an outgoing call may ring (from its first provisional response) before it is
+        /// cancelled and ends as `failed(408, "Ring Timeout")`; nil: for ever. 3 minutes, as a
+        /// proxy's Timer C (RFC 3261 section 16.6).
+        public var ringTimeout: Duration? = .seconds(180)
         /// The DNS servers for the names we are given (registrar, proxy, call target: SRV, then
         /// A/AAAA, RFC 3263); nil: the system's (`/etc/resolv.conf`).
         public var dnsServers: [SocketAddress]?
