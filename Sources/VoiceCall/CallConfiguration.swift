@@ -64,6 +64,11 @@ public struct CallConfiguration: Sendable {
     /// the call up for ever. Not counted while the call is on hold (by either side) or the peer
     /// does not send. Nil: never.
     public var mediaTimeout: Duration? = .seconds(30)
+    /// How long a peer that holds the call (it offered or answered `recvonly` or `inactive`, so
+    /// it sends no RTP) may also send no RTCP before the call ends with
+    /// ``CallEndReason/mediaTimeout``, as Asterisk's `rtpholdtimeout`: a peer that vanished while
+    /// holding would otherwise keep the call for ever. Nil: never. Needs ``mediaTimeout``.
+    public var holdTimeout: Duration? = .seconds(300)
     /// Which peers may call: given the source address of an INVITE, whether to consider it; the
     /// others get 403 Forbidden and no call is made. Runs on the controller. Nil: anyone.
     public var acceptsCallsFrom: (@Sendable (SocketAddress) -> Bool)?

@@ -38,6 +38,16 @@ extension CallController {
 
     /// Starts watching the peer's media of call `id` (``CallConfiguration/mediaTimeout``);
     /// nil without a timeout.
+    /// The peer consented to our media (``CallRecord/awaitsConsent``): RTP starts, as its
+    /// direction and our hold allow.
+    func grantConsent(_ id: String) {
+        guard var record = records[id], record.awaitsConsent, let media = record.media else { return }
+        record.awaitsConsent = false
+        records[id] = record
+        media.rtp.isSending = (record.remote?.direction.receives ?? true) && !heldCalls.contains(id)
+        logger.debug("call \(id): the peer consented; sending media")
+    }
+
     func watchMedia(_ id: String) -> Task<Void, Never>? {
         guard let timeout = configuration.mediaTimeout else { return nil }
         // A quarter of the timeout, at most a second: the call ends within timeout + 1 s.
@@ -58,16 +68,23 @@ extension CallController {
         guard var record = records[id], let media = record.media, !record.call.state.isEnded else { return false }
         let now = MonotonicClock.nanoseconds()
         if record.mediaQuietSince == 0 { record.mediaQuietSince = now }  // the first look: media just started
+        if record.awaitsConsent, media.rtp.statistics.packetsReceived > 0 {
+            records[id] = record
+            grantConsent(id)  // the peer's first packet from its SDP address
+            record = records[id]!
+        }
         let held = if case .held = record.call.state { true } else { false }
         let peerSends = record.remote?.direction.sends ?? true
-        if held || heldCalls.contains(id) || !media.rtp.isSending || !peerSends {
+        // Our own hold is ours to end; a peer that holds us still owes RTCP, for holdTimeout.
+        if held || heldCalls.contains(id) || (!peerSends && configuration.holdTimeout == nil) {
             record.mediaQuietSince = now
             records[id] = record
             return true
         }
         records[id] = record
         let heard = max(record.mediaQuietSince, media.rtp.lastPeerActivity ?? 0)
-        let limit = UInt64(timeout.components.seconds) * 1_000_000_000 + UInt64(timeout.components.attoseconds / 1_000_000_000)
+        let allowed = peerSends ? timeout : max(timeout, configuration.holdTimeout ?? timeout)
+        let limit = UInt64(allowed.components.seconds) * 1_000_000_000 + UInt64(allowed.components.attoseconds / 1_000_000_000)
         guard now > heard, now - heard >= limit else { return true }
         logger.warning("call \(id): nothing from the peer for \(Double(now - heard) / 1e9) s: hanging up")
         try? record.sip.bye()

@@ -32,6 +32,7 @@ extension CallController {
             // An INVITE without an offer: the caller's answer came with the ACK.
             guard let record = records[call.id], call.state == .active else { return }
             if record.offer == nil, record.media == nil { startMedia(call.id, answer: body, then: {}) }
+            grantConsent(call.id)  // the ACK
             dialogEstablished(call.id)
         case let .answered(body):
             guard call.state == .outgoingRinging, let record = records[call.id] else { return }
@@ -71,7 +72,7 @@ extension CallController {
         // While we hold the call we answered `inactive` (``HeldCalls``): nothing is sent, and
         // whatever the peer offered is not its hold.
         let weHold = heldCalls.contains(call.id)
-        let sending = remote.direction.receives && !heldByAddress && !weHold
+        let sending = remote.direction.receives && !heldByAddress && !weHold && !record.awaitsConsent
         guard media.rtp.isSending != sending else { return }
         media.rtp.isSending = sending
         guard announcesHold, !weHold else { return }

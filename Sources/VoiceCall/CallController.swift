@@ -223,6 +223,9 @@ public actor CallController {
             record.ports = ports
             records[call.id] = record
             try startMedia(call.id, remote: remote)
+            // No RTP until the ACK or the peer's first packet (checked with the media watchdog).
+            records[call.id]?.awaitsConsent = true
+            records[call.id]?.media?.rtp.isSending = false
             try record.sip.accept(answer: .sdp(answer.text))
             call.apply(.answer)
         } catch let error as CallError {

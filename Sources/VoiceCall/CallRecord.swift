@@ -39,6 +39,10 @@ struct CallRecord {
     var watchdog: Task<Void, Never>?
     /// When the media started or was last excepted from the timeout (a hold), monotonic nanoseconds.
     var mediaQuietSince: UInt64 = 0
+    /// An incoming call we answered sends no RTP until the peer consents: its ACK, or its first
+    /// packet from the address its SDP declared (a spoofed INVITE must not aim our microphone's
+    /// stream at a third party).
+    var awaitsConsent = false
 
     init(call: Call, sip: SIPCall, ports: PortReservation?, offer: SessionDescription? = nil) {
         self.call = call

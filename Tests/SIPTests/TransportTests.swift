@@ -89,6 +89,33 @@ struct TransportTests {
         #expect(await events.endReason(timeout: .seconds(2)) == .failed(status: 503, reason: "Service Unavailable"))
     }
 
+    /// Call setup over TLS on a new connection: from `invite` to the 2xx at the caller (connect,
+    /// handshake, INVITE, 100, our accept, 200), the median of 10 calls, printed as `SIP TLS
+    /// setup` (Docs/performance.md has the release build's). The bound here is only a sanity one.
+    @Test func tlsCallSetupTime() async throws {
+        let (certificate, key) = try Self.identityFiles()
+        var setups: [Duration] = []
+        for _ in 0..<10 {
+            let callee = try Self.agent(user: "callee", tls: SIPTLSConfiguration(certificateFile: certificate, keyFile: key))
+            let caller = try Self.agent(user: "caller", tls: SIPTLSConfiguration(caFile: certificate))
+            let port = try #require(callee.listeningAddress(for: .tls)?.port)
+            let incoming = Recorder(callee.incomingCalls)
+            let start = ContinuousClock.now
+            let call = try caller.invite(to: SIPURI(scheme: "sips", user: "callee", host: "127.0.0.1", port: port), offer: opusSDP(port: 4000))
+            let events = Recorder(call.events)
+            let answering = try #require(await incoming.element(0, timeout: .seconds(10)))
+            try answering.accept(answer: opusSDP(port: 5000))
+            #expect(await events.wait(timeout: .seconds(10)) { $0.contains(.answered(opusSDP(port: 5000))) })
+            setups.append(ContinuousClock.now - start)
+            call.hangUp()
+            caller.close()
+            callee.close()
+        }
+        let median = setups.sorted()[setups.count / 2]
+        print("SIP TLS setup: INVITE to 2xx on a new connection, median of 10: \(median), max \(setups.max()!)")
+        #expect(median < .seconds(1))
+    }
+
     /// Bad TLS files are a typed error when the agent is made, and nothing is left listening.
     @Test func badTLSFilesAreAnError() throws {
         #expect(throws: SIPError.self) {

@@ -92,6 +92,43 @@ extension RawPeerCallTests {
 
 @Suite("Calls from a raw SIP peer: hold by re-INVITE, INVITE without an offer", .serialized)
 struct RawPeerCallTests {
+    @Test("An answered call sends no RTP until the caller's ACK (media consent)")
+    func noMediaBeforeTheACK() async throws {
+        let bob = try Phone("bob")
+        await bob.controller.start()
+        let raw = RawCaller(agent: bob.controller.sipAddress, callID: "consent-call")
+        raw.send("INVITE", cseq: 1, toTag: nil, body: raw.sdp())
+        _ = try await Self.answerFirstCall(bob)
+        let tag = try #require(try await raw.response(to: 1).tag)
+        // The 2xx is out, and retransmitted; without the ACK (and with no RTP from the caller,
+        // whose address may be spoofed) nothing goes to the offer's media address.
+        #expect(await raw.packets(for: 0.6).isEmpty)
+        raw.send("ACK", cseq: 1, toTag: tag)
+        #expect(await raw.packets(for: 1.5).count >= 25)
+        await bob.controller.shutdown()
+    }
+
+    @Test("A peer that holds the call (inactive) and then sends nothing, RTCP included, is hung up at the hold timeout")
+    func aSilentHoldingPeerIsHungUp() async throws {
+        let bob = try Phone("bob") { configuration in
+            configuration.mediaTimeout = .milliseconds(400)
+            configuration.holdTimeout = .seconds(2)
+        }
+        await bob.controller.start()
+        let raw = RawCaller(agent: bob.controller.sipAddress, callID: "silent-hold")
+        raw.send("INVITE", cseq: 1, toTag: nil, body: raw.sdp(direction: "inactive"))
+        let call = try await Self.answerFirstCall(bob)
+        let tag = try #require(try await raw.response(to: 1).tag)
+        raw.send("ACK", cseq: 1, toTag: tag)
+        // Past the media timeout, inside the hold timeout: the held call stays.
+        try await Task.sleep(for: .milliseconds(1_000))
+        #expect(call.state == .active)
+        let ended = await eventually { call.state.isEnded }
+        #expect(ended)
+        #expect(call.state == .ended(.mediaTimeout))
+        await bob.controller.shutdown()
+    }
+
     @Test("A peer's sendonly re-INVITE stops our RTP and is answered recvonly; sendrecv resumes it; a new port moves it")
     func peerHoldsAndResumes() async throws {
         let bob = try Phone("bob")

@@ -43,6 +43,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     calls.removeAll { $0.state.isEnded }
     while calls.count > 16 { calls.removeFirst().hangUp() }
     driver.drain()
+    driver.checkBudget()
     return 0
 }
 
@@ -96,6 +97,8 @@ final class Driver: @unchecked Sendable {
     let socket = try! UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
     var uri: SIPURI { SIPURI(user: "peer", host: "127.0.0.1", port: socket.localAddress.port) }
     var sent = 0
+    /// Bytes the driver sent, bytes the agent sent it, and inputs run: the reflection budget.
+    private var bytesIn = 0, bytesBack = 0, inputs = 0
     /// What the agent sent last: `$B`, `$C`, `$F`, `$N`, `$T`.
     var values: [UInt8: [UInt8]] = [:]
     private var requests = 0, trying = false
@@ -105,6 +108,7 @@ final class Driver: @unchecked Sendable {
     func send(_ bytes: [UInt8]) {
         guard bytes.count <= 65_000, socket.send(bytes, to: agent.localAddress) == .sent else { return }
         sent += 1
+        bytesIn += bytes.count
         let deadline = ContinuousClock.now + .seconds(10)
         // Polled gently: the statistics are behind the lock the agent's thread works under.
         repeat {
@@ -126,9 +130,20 @@ final class Driver: @unchecked Sendable {
 
     func drain() { while receive(timeoutMs: 0) {} }
 
+    /// What came back over all inputs is within the agent's reflection bound (11 times what was
+    /// sent, Docs/sip.md) plus what the application's own requests and answers may add (8 KB an
+    /// input: an INVITE, a REGISTER, a re-INVITE, a 2xx with SDP, and their retransmissions).
+    func checkBudget() {
+        inputs += 1
+        guard bytesBack <= 11 * bytesIn + 8_192 * inputs else {
+            fatalError("reflection budget: \(bytesBack) bytes back for \(bytesIn) sent over \(inputs) inputs")
+        }
+    }
+
     @discardableResult
     private func receive(timeoutMs: Int) -> Bool {
         guard case .datagram(let length, _, _) = socket.receive(into: buffer, timeoutMs: timeoutMs) else { return false }
+        bytesBack += length
         switch try? SIPMessage(parsing: Array(buffer[..<length])) {
         case .request(let request):
             requests += 1
@@ -204,7 +219,8 @@ let agent: SIPUserAgent = {
         },
         credentials: SIPCredentials(username: "alice", password: "secret", realm: "fuzz"),
         // Every datagram comes from the driver's one address: no rate limit, the state limits as shipped.
-        limits: SIPLimits(datagramsPerSecondPerSource: nil))
+        // (The rate limits are tested on their own: here they would drop nearly every input.)
+        limits: SIPLimits(datagramsPerSecondPerSource: nil, datagramsPerSecondTotal: nil))
     configuration.logger.logLevel = .critical
     let agent = try! SIPUserAgent(configuration: configuration)
     Task.detached { for await call in agent.incomingCalls { pending.add(call) } }
