@@ -93,12 +93,18 @@ public struct SessionDescription: Sendable, Equatable {
         public func has(_ name: String) -> Bool { attributes.contains { $0.name == name } }
 
         /// The format (payload type) whose `a=rtpmap` names `encoding` (case-insensitive), e.g. `opus/48000/2`.
+        /// Linear in the description: the formats are put in a set once (a peer's re-INVITE may
+        /// list thousands of formats and rtpmap lines).
         public func payloadType(for encoding: String) -> String? {
+            let wanted = encoding.lowercased()
+            var offered: Set<String>?
             for attribute in attributes where attribute.name == "rtpmap" {
                 guard let value = attribute.value, let space = value.firstIndex(of: " ") else { continue }
-                let format = String(value[..<space])
                 let name = value[value.index(after: space)...].trimmingSpaces
-                if name.lowercased() == encoding.lowercased(), formats.contains(format) { return format }
+                guard name.lowercased() == wanted else { continue }
+                if offered == nil { offered = Set(formats) }
+                let format = String(value[..<space])
+                if offered!.contains(format) { return format }
             }
             return nil
         }
