@@ -128,3 +128,21 @@ extension SIPUserAgent {
     /// TCP and TLS connections open now.
     var connectionCount: Int { coreForTests.environment.transports.connectionCount }
 }
+
+/// The outbound proxy (RFC 3261 section 8.1.2): every request outside a dialog goes to it, with
+/// the proxy as a preloaded loose route and the target untouched in the Request-URI.
+@Suite struct OutboundProxyTests {
+    @Test func requestsGoThroughTheProxy() async throws {
+        let proxy = try RawPeer()
+        var configuration = SIPUserAgent.Configuration(localAddress: try SocketAddress(host: "127.0.0.1", port: 0), timers: .fast)
+        configuration.outboundProxy = SIPURI(host: "127.0.0.1", port: proxy.port)
+        let agent = try SIPUserAgent(configuration: configuration)
+        defer { agent.close() }
+        // The target's name is never looked up: only the proxy is.
+        let call = try agent.invite(to: SIPURI(user: "bob", host: "provider.invalid"), offer: opusSDP(port: 4000))
+        guard case .request(let invite)? = await proxy.receiveMessage() else { Issue.record("no INVITE at the proxy"); return }
+        #expect(invite.uri.host == "provider.invalid")
+        #expect(try invite.headers.routes().map(\.uri.description) == ["sip:127.0.0.1:\(proxy.port);lr"])
+        call.hangUp()
+    }
+}
