@@ -133,6 +133,10 @@ extension CoreState {
             retryReinvite(callKey)
         case .linger:
             forget(callKey)
+        case .sessionRefresh(let generation):
+            sessionTimerFired(callKey, refresh: true, generation: generation)
+        case .sessionExpiry(let generation):
+            sessionTimerFired(callKey, refresh: false, generation: generation)
         case .ringTimeout:
             // Timer B stops at the first provisional and Timer C is a proxy's: without this, a
             // callee that rings for ever (or a server that only said 100) holds the call for ever.

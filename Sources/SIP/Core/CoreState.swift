@@ -89,6 +89,10 @@ enum CallTimer: Sendable, Hashable {
     case linger
     /// Our INVITE got a provisional response and no final one in ``SIPUserAgent/Configuration/ringTimeout``.
     case ringTimeout
+    /// Refresh the session (RFC 4028), for this timer generation.
+    case sessionRefresh(UInt64)
+    /// The peer did not refresh the session in time.
+    case sessionExpiry(UInt64)
 }
 
 enum TimerEvent: Sendable {
@@ -146,6 +150,10 @@ struct CallRecord: Sendable {
     var answerSource: SIPHop?
     /// Forked 2xx acknowledged and ended with a BYE (at most ``SIPLimits/maximumForks``).
     var forksEnded = 0
+    /// The INVITE was sent again after a 422 (once).
+    var retriedSessionInterval = false
+    /// The dialog's session timer (RFC 4028), once negotiated.
+    var sessionTimer: SessionTimer?
 
     // Incoming.
     var serverKey: ServerKey?

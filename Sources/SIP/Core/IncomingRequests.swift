@@ -73,7 +73,7 @@ extension CoreState {
         }
 
         // Extensions the client requires (section 8.2.2.3): we support none.
-        let required = request.headers.tokens("Require")
+        let required = request.headers.tokens("Require").filter { $0.lowercased() != "timer" }  // RFC 4028: supported
         if !required.isEmpty {
             // A few of them: a response must not grow with what the request lists.
             let unsupported = required.prefix(8).map { String($0.prefix(64)) }.joined(separator: ",")
@@ -240,6 +240,10 @@ extension CoreState {
             respond(key, status: 400, reason: "Bad Contact")
             return true
         }
+        if let (seconds, _) = request.headers.sessionExpires(), seconds < timers.minimumSessionSeconds {
+            respond(key, status: 422, reason: "Session Interval Too Small", extraHeaders: ["Min-SE": String(timers.minimumSessionSeconds)])
+            return true
+        }
         guard routeSetFits(request.headers) else {
             respond(key, status: 400, reason: "Too Many Routes")
             return true
@@ -319,6 +323,11 @@ extension CoreState {
         var response = makeResponse(to: request, status: 200, toTag: call.localTag)
         response.headers.add("Contact", "<\(contactURI(localHost: call.localHost, transport: call.peer.transport))>")
         for field in capabilityHeaders { response.headers.add(field) }
+        // A session timer the INVITE asked for, or the one running when a re-INVITE refreshes it.
+        if let timer = sessionTimer(requestedBy: request) ?? (isInitial ? nil : call.sessionTimer) {
+            for field in sessionTimerResponseHeaders(timer, request: request) { response.headers.add(field) }
+            startSessionTimer(callKey, timer)
+        }
         if let body {
             response.headers.add("Content-Type", body.contentType)
             response.body = body.bytes

@@ -93,6 +93,7 @@ extension CoreState {
             return
         }
         if status == 503, failOverInvite(callKey) { return }
+        if status == 422, retryWithLongerSession(callKey, response) { return }
         end(callKey, call.cancelRequested ? .cancelled(byRemote: false)
                 : .failed(status: status, reason: response.reasonPhrase))
     }
@@ -152,6 +153,10 @@ extension CoreState {
             return
         }
         calls[callKey]!.setPhase(.established)
+        if let (seconds, refresher) = response.headers.sessionExpires() {
+            let interval = min(max(seconds, timers.minimumSessionSeconds), maximumSessionInterval)
+            startSessionTimer(callKey, SessionTimer(interval: interval, weRefresh: refresher != "uas"))
+        }
         call.events.yield(.answered(body))
         logger.info("SIP: call \(dialog.id.callID) answered")
     }
@@ -234,6 +239,7 @@ extension CoreState {
         headers.add("CSeq", "1 INVITE")
         headers.add("Contact", "<\(contactURI(localHost: localHost, transport: destination.transport))>")
         addPreloadedRoute(to: &headers)
+        for field in sessionTimerRequestHeaders(nil) { headers.add(field) }
         headers.add("Allow", allowHeaderValue)
         headers.add("User-Agent", configuration.userAgent)
         var body: [UInt8] = []

@@ -241,6 +241,7 @@ extension CoreState {
         var headers = SIPHeaders()
         headers.add("Allow", allowHeaderValue)
         headers.add("Accept", "application/sdp")
+        headers.add("Supported", "timer")
         return headers
     }
 }

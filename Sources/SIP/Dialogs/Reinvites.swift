@@ -28,6 +28,9 @@ extension CoreState {
         request.headers.prepend("Via", makeVia(localHost: call.localHost, transport: call.peer.transport))
         request.headers.add("Contact", "<\(contactURI(localHost: call.localHost, transport: call.peer.transport))>")
         request.headers.add("Allow", allowHeaderValue)
+        if call.sessionTimer != nil {
+            for field in sessionTimerRequestHeaders(call.sessionTimer) { request.headers.add(field) }
+        }
         request.headers.add("User-Agent", env.configuration.userAgent)
         request.headers.add("Content-Type", offer.contentType)
         request.body = offer.bytes
@@ -66,6 +69,13 @@ extension CoreState {
             calls[callKey]!.reinviteACK = (cseq.sequence, bytes)
             calls[callKey]!.localBody = call.reinviteOffer
             if let answer { calls[callKey]!.remoteBody = answer }
+            if var timer = call.sessionTimer {  // refreshed
+                if let (seconds, refresher) = response.headers.sessionExpires() {
+                    timer.interval = min(max(seconds, timers.minimumSessionSeconds), maximumSessionInterval)
+                    timer.weRefresh = refresher != "uas"
+                }
+                startSessionTimer(callKey, timer)
+            }
             finishReinvite(callKey)
             call.events.yield(.reinviteAnswered(answer))
             logger.info("SIP: call \(dialog.id.callID): re-INVITE answered")

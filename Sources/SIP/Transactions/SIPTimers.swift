@@ -13,13 +13,17 @@ public struct SIPTimers: Sendable, Hashable {
     public var t4: Duration
     /// How long an INVITE client transaction absorbs retransmitted final responses (at least 32 s on UDP).
     public var timerD: Duration
+    /// The shortest session interval (RFC 4028 `Min-SE`, seconds) accepted or asked for: 90, as
+    /// RFC 4028 sets it; tests shorten it as they shorten T1.
+    public var minimumSessionSeconds: Int
 
     public init(t1: Duration = .milliseconds(500), t2: Duration = .seconds(4), t4: Duration = .seconds(5),
-                timerD: Duration = .seconds(32)) {
+                timerD: Duration = .seconds(32), minimumSessionSeconds: Int = 90) {
         self.t1 = t1
         self.t2 = t2
         self.t4 = t4
         self.timerD = timerD
+        self.minimumSessionSeconds = minimumSessionSeconds
     }
 
     /// The values of RFC 3261.

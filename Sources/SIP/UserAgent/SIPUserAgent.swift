@@ -128,6 +128,11 @@ public final class SIPUserAgent: Sendable {
         /// cancelled and ends as `failed(408, "Ring Timeout")`; nil: for ever. 3 minutes, as a
         /// proxy's Timer C (RFC 3261 section 16.6).
         public var ringTimeout: Duration? = .seconds(180)
+        /// The session interval our INVITEs ask for (RFC 4028 `Session-Expires`, seconds, at
+        /// least 90): the dialog is refreshed by a re-INVITE every half interval by the side the
+        /// answer names, and ended by the other side when no refresh comes. Nil: not asked for
+        /// (a peer's session timer is still honoured). 30 minutes, RFC 4028's recommendation.
+        public var sessionInterval: Int? = 1800
         /// The DNS servers for the names we are given (registrar, proxy, call target: SRV, then
         /// A/AAAA, RFC 3263); nil: the system's (`/etc/resolv.conf`).
         public var dnsServers: [SocketAddress]?
