@@ -53,10 +53,16 @@ struct HostileStreamTests {
         defer { agent.close() }
         let stalled = try await Self.connect(to: try #require(agent.listeningAddress(for: .tcp)))
         #expect(await eventually { agent.connectionCount == 1 })
-        // Each 200 copies an 8 KB Via: 3,000 of them are 24 MB, past the kernel's buffers and the cap.
-        var burst: [UInt8] = []
-        for id in 0..<3_000 { burst += Self.options(id, padding: 8_000) }
-        let sent = await Self.write(burst, to: stalled, timeout: .seconds(20))
+        // Each 200 copies an 8 KB Via: 3,000 of them are 24 MB, past the kernel's buffers and the
+        // cap. Written one at a time (a 24 MB array would weigh on the flood test's RSS beside it).
+        var sent = 0
+        let deadline = ContinuousClock.now + .seconds(20)
+        for id in 0..<3_000 where ContinuousClock.now < deadline {
+            let request = Self.options(id, padding: 8_000)
+            let written = await Self.write(request, to: stalled, timeout: deadline - .now)
+            sent += written
+            if written < request.count { break }  // closed by the agent
+        }
         other.send(HostilePeerTests.request("OPTIONS", port: other.port, branch: "z9hG4bKother"), to: agent.localAddress)
         #expect(await other.receiveResponse(to: .options)?.statusCode == 200)
         #expect(await eventually { agent.connectionCount == 0 }, "the stalled connection is closed (sent \(sent) bytes)")
