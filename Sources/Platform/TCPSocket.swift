@@ -64,14 +64,7 @@ public final class TCPSocket: Sendable {
     }
 
     /// The local end of the connection.
-    public var localAddress: SocketAddress {
-        var local = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = withUnsafeMutablePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { system_getsockname(descriptor, $0, &length) }
-        }
-        return SocketAddress(storage: local)
-    }
+    public var localAddress: SocketAddress { Platform.localAddress(of: descriptor) }
 
     /// Writes what the kernel takes now (`send` with `MSG_DONTWAIT | MSG_NOSIGNAL`: a closed
     /// peer is an error, never a SIGPIPE).
@@ -124,22 +117,8 @@ public final class TCPListener: Sendable {
         guard fd >= 0 else { throw .last("socket") }
         _ = system_setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, 1)
         if address.family == .ipv6 { _ = system_setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1) }
-        var storage = address.storage
-        let bound = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { system_bind(fd, $0, address.length) }
-        }
-        guard bound == 0, listen(fd, backlog) == 0 else {
-            let error = SocketError.last("bind/listen \(address)")
-            _ = system_close(fd)
-            throw error
-        }
-        var local = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = withUnsafeMutablePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { system_getsockname(fd, $0, &length) }
-        }
+        localAddress = try bind(fd, to: address, listening: backlog)
         descriptor = fd
-        localAddress = SocketAddress(storage: local)
     }
 
     deinit { _ = system_close(descriptor) }

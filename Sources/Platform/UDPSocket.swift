@@ -227,22 +227,8 @@ public final class UDPSocket: Sendable {
         guard fd >= 0 else { throw .last("socket") }
         if address.family == .ipv6 { _ = system_setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1) }
         _ = system_setsockopt(fd, SOL_SOCKET, SO_RCVBUF, Int32(clamping: receiveBufferBytes))
-        var storage = address.storage
-        let bound = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { system_bind(fd, $0, address.length) }
-        }
-        guard bound == 0 else {
-            let error = SocketError.last("bind \(address)")
-            _ = system_close(fd)
-            throw error
-        }
-        var local = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = withUnsafeMutablePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { system_getsockname(fd, $0, &length) }
-        }
+        localAddress = try bind(fd, to: address)
         descriptor = fd
-        localAddress = SocketAddress(storage: local)
     }
 
     deinit { _ = system_close(descriptor) }

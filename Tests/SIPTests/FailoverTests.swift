@@ -19,37 +19,41 @@ struct FailoverTestsWithTestbed {
 
     static func srv(_ priority: Int, _ port: UInt16) -> [String] { ["--srv", "_sip._udp=\(priority) 50 \(port) sip.example.test"] }
 
-    /// The first server never answers: after Timer B the INVITE goes to the second.
-    @Test func aServerThatDoesNotAnswerIsPassedOver() async throws {
-        let silent = try RawPeer(), second = try RawPeer()
-        let testbed = try DNSTestbed.start(Self.srv(10, silent.port) + Self.srv(20, second.port))
+    /// Two raw servers behind example.test's SRV records (priority 10, then 20), and an agent
+    /// calling sip:bob@example.test: `body` gets (first, second, agent, call).
+    static func withTwoServers(_ body: (RawPeer, RawPeer, SIPUserAgent, SIPCall) async throws -> Void) async throws {
+        let first = try RawPeer(), second = try RawPeer()
+        let testbed = try DNSTestbed.start(srv(10, first.port) + srv(20, second.port))
         defer { testbed.stop() }
         let agent = try Self.agent(testbed)
         defer { agent.close() }
         let call = try agent.invite(to: SIPURI(user: "bob", host: "example.test"), offer: opusSDP(port: 4000))
-        #expect(await silent.receiveMessage() != nil)
-        guard case .request(let invite)? = await second.receiveMessage() else { Issue.record("no INVITE at the second server"); return }
-        #expect(invite.method == .invite)
-        #expect(invite.uri.host == "example.test")
-        #expect(try invite.headers.cseq().sequence == 2)
-        call.hangUp()
+        try await body(first, second, agent, call)
+    }
+
+    /// The first server never answers: after Timer B the INVITE goes to the second.
+    @Test func aServerThatDoesNotAnswerIsPassedOver() async throws {
+        try await Self.withTwoServers { silent, second, _, call in
+            #expect(await silent.receiveMessage() != nil)
+            guard case .request(let invite)? = await second.receiveMessage() else { Issue.record("no INVITE at the second server"); return }
+            #expect(invite.method == .invite)
+            #expect(invite.uri.host == "example.test")
+            #expect(try invite.headers.cseq().sequence == 2)
+            call.hangUp()
+        }
     }
 
     /// The first server answers 503 Service Unavailable: the INVITE goes to the second at once.
     @Test func aServerThatAnswers503IsPassedOver() async throws {
-        let busy = try RawPeer(), second = try RawPeer()
-        let testbed = try DNSTestbed.start(Self.srv(10, busy.port) + Self.srv(20, second.port))
-        defer { testbed.stop() }
-        let agent = try Self.agent(testbed)
-        defer { agent.close() }
-        let call = try agent.invite(to: SIPURI(user: "bob", host: "example.test"), offer: opusSDP(port: 4000))
-        let events = Recorder(call.events)
-        guard case .request(let first)? = await busy.receiveMessage() else { Issue.record("no INVITE at the first server"); return }
-        busy.send(ReinviteTests.response(503, to: first), to: agent.localAddress)
-        guard case .request(let invite)? = await second.receiveMessage() else { Issue.record("no INVITE at the second server"); return }
-        #expect(invite.method == .invite)
-        second.send(ReinviteTests.response(486, to: invite), to: agent.localAddress)
-        #expect(await events.endReason() == .failed(status: 486, reason: "Busy Here"))
+        try await Self.withTwoServers { busy, second, agent, call in
+            let events = Recorder(call.events)
+            guard case .request(let first)? = await busy.receiveMessage() else { Issue.record("no INVITE at the first server"); return }
+            busy.send(ReinviteTests.response(503, to: first), to: agent.localAddress)
+            guard case .request(let invite)? = await second.receiveMessage() else { Issue.record("no INVITE at the second server"); return }
+            #expect(invite.method == .invite)
+            second.send(ReinviteTests.response(486, to: invite), to: agent.localAddress)
+            #expect(await events.endReason() == .failed(status: 486, reason: "Busy Here"))
+        }
     }
 
     /// Over TCP, a first server where nothing listens is passed over at once (the refused
