@@ -67,6 +67,10 @@ extension CallController {
                 logger.error("call \(call.id): cannot follow the peer's media to \(remote.address):\(remote.port): \(error)")
             }
         }
+        // A peer that resumes sending: the media timeout counts from now, not from its hold.
+        if let before = record.remote, !before.direction.sends, remote.direction.sends {
+            record.mediaQuietSince = MonotonicClock.nanoseconds()
+        }
         if !heldByAddress { record.remote = remote }
         records[call.id] = record
         // While we hold the call we answered `inactive` (``HeldCalls``): nothing is sent, and

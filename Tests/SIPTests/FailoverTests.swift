@@ -33,7 +33,7 @@ struct FailoverTestsWithTestbed {
 
     /// The first server never answers: after Timer B the INVITE goes to the second.
     @Test func aServerThatDoesNotAnswerIsPassedOver() async throws {
-        try await Self.withTwoServers { silent, second, _, call in
+        try await Self.withTwoServers { silent, second, _, call async throws in
             #expect(await silent.receiveMessage() != nil)
             guard case .request(let invite)? = await second.receiveMessage() else { Issue.record("no INVITE at the second server"); return }
             #expect(invite.method == .invite)
@@ -45,7 +45,7 @@ struct FailoverTestsWithTestbed {
 
     /// The first server answers 503 Service Unavailable: the INVITE goes to the second at once.
     @Test func aServerThatAnswers503IsPassedOver() async throws {
-        try await Self.withTwoServers { busy, second, agent, call in
+        try await Self.withTwoServers { busy, second, agent, call async throws in
             let events = Recorder(call.events)
             guard case .request(let first)? = await busy.receiveMessage() else { Issue.record("no INVITE at the first server"); return }
             busy.send(ReinviteTests.response(503, to: first), to: agent.localAddress)
