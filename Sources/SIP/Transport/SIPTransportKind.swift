@@ -1,6 +1,6 @@
 /// A SIP transport: how a message travels to a server.
 ///
-/// ``rawValue`` is the form a Via header carries (`SIP/2.0/UDP`); ``uriParameter`` the form of
+/// `rawValue` is the form a Via header carries (`SIP/2.0/UDP`); ``uriParameter`` the form of
 /// a URI's `transport` parameter (`;transport=tcp`).
 ///
 /// Thread safety: a value type; safe to use from any thread.
