@@ -8,7 +8,7 @@ extension SIPUserAgent {
     /// else the configured one. Blocks for DNS (bounded by the resolver's timeout): never called
     /// under the core's lock. Only names the user gave are looked up here.
     func resolve(_ target: SIPURI) throws(SIPError) -> [SIPHop] {
-        let environment = coreForTests.environment
+        let environment = machinery.environment
         let configuration = environment.configuration
         var uri = configuration.outboundProxy ?? target
         if target.scheme == "sips" { uri.scheme = "sips" }  // sips: means TLS on every hop

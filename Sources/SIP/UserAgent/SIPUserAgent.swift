@@ -162,8 +162,8 @@ public final class SIPUserAgent: Sendable {
     public let incomingCalls: AsyncStream<SIPCall>
 
     private let core: UserAgentCore
-    /// The machinery, for tests in this package.
-    var coreForTests: UserAgentCore { core }
+    /// The machinery: for the agent's other files (resolving targets) and this module's tests.
+    var machinery: UserAgentCore { core }
 
     /// Binds the socket and starts the network thread.
     ///
