@@ -10,19 +10,28 @@ extension CoreState {
     /// Sends the call's INVITE to its next server, if it has one and nothing answered yet
     /// (no provisional: a server that rang has the call). Returns whether it did.
     mutating func failOverInvite(_ callKey: CallKey) -> Bool {
-        guard var call = calls[callKey], !call.sawProvisional, !call.cancelRequested, !call.phase.isEnded,
-              !call.alternates.isEmpty, var invite = call.invite, let cseq = try? invite.headers.cseq()
+        guard let call = calls[callKey], !call.sawProvisional, !call.cancelRequested, !call.phase.isEnded,
+              let next = call.alternates.first
         else { return false }
-        let next = call.alternates.removeFirst()
         logger.info("SIP: \(call.peer) did not take the INVITE; trying \(next)")
+        calls[callKey]!.alternates.removeFirst()
+        calls[callKey]!.peer = next
+        let contact = "<\(contactURI(localHost: call.localHost, transport: next.transport))>"
+        return resendInvite(callKey) { $0.set("Contact", contact) }
+    }
+
+    /// Sends the call's INVITE again in a new client transaction to its (current) peer: a new
+    /// top Via, the next CSeq, and whatever `adjust` changes; the old transaction is dropped.
+    /// Shared by failover and the 422 retry.
+    mutating func resendInvite(_ callKey: CallKey, adjust: (inout SIPHeaders) -> Void) -> Bool {
+        guard var call = calls[callKey], var invite = call.invite, let cseq = try? invite.headers.cseq() else { return false }
         if let old = call.inviteKey { clients[old] = nil }
-        invite.headers.replaceTopVia(with: makeVia(localHost: call.localHost, transport: next.transport))
+        invite.headers.replaceTopVia(with: makeVia(localHost: call.localHost, transport: call.peer.transport))
         invite.headers.set("CSeq", "\(cseq.sequence &+ 1) INVITE")
-        invite.headers.set("Contact", "<\(contactURI(localHost: call.localHost, transport: next.transport))>")
-        call.peer = next
+        adjust(&invite.headers)
         call.invite = invite
         calls[callKey] = call
-        calls[callKey]!.inviteKey = startClient(invite, to: next, owner: .invite(callKey))
+        calls[callKey]!.inviteKey = startClient(invite, to: call.peer, owner: .invite(callKey))
         return true
     }
 

@@ -99,20 +99,15 @@ extension CoreState {
 
     /// Our INVITE got 422 (Session Interval Too Small): sent again once, with the peer's minimum.
     mutating func retryWithLongerSession(_ callKey: CallKey, _ response: SIPResponse) -> Bool {
-        guard var call = calls[callKey], !call.retriedSessionInterval, var invite = call.invite,
+        guard let call = calls[callKey], !call.retriedSessionInterval, let invite = call.invite,
               let minimum = response.headers.minimumSessionExpires(), minimum <= maximumSessionInterval,
-              minimum > (invite.headers.sessionExpires()?.seconds ?? 0), let cseq = try? invite.headers.cseq()
+              minimum > (invite.headers.sessionExpires()?.seconds ?? 0)
         else { return false }
-        call.retriedSessionInterval = true
-        if let old = call.inviteKey { clients[old] = nil }
-        invite.headers.replaceTopVia(with: makeVia(localHost: call.localHost, transport: call.peer.transport))
-        invite.headers.set("CSeq", "\(cseq.sequence &+ 1) INVITE")
-        invite.headers.set("Session-Expires", String(minimum))
-        invite.headers.set("Min-SE", String(minimum))
-        call.invite = invite
-        calls[callKey] = call
-        calls[callKey]!.inviteKey = startClient(invite, to: call.peer, owner: .invite(callKey))
+        calls[callKey]!.retriedSessionInterval = true
         logger.info("SIP: 422 Session Interval Too Small: asking for \(minimum) s")
-        return true
+        return resendInvite(callKey) { headers in
+            headers.set("Session-Expires", String(minimum))
+            headers.set("Min-SE", String(minimum))
+        }
     }
 }
