@@ -160,15 +160,16 @@ public actor CallController {
     public func dial(_ target: String) async throws(CallError) -> Call {
         guard let uri = SIPURI(target) else { throw .invalidTarget(target) }
         guard mediaCallID == nil else { throw .busy }
-        let host: String
-        do { host = try userAgent.localHost(toward: uri) } catch { throw .signalling("\(error)") }
-        let ports = try PortReservation(host: host)
+        // Located once: the offer's host and the servers the INVITE goes to come from one lookup.
+        let located: SIPLocatedTarget
+        do { located = try userAgent.locate(uri) } catch { throw .signalling("\(error)") }
+        let ports = try PortReservation(host: located.localHost)
         let sessionID = UInt64.random(in: 1...UInt64(Int64.max))
         let offer = OpusSDP.offer(address: ports.rtp, sessionID: sessionID, parameters: sdpParameters,
                                   ptime: configuration.codec.frameMilliseconds, rtcpMux: configuration.rtcpMux,
                                   telephoneEvents: OpusSDP.telephoneEventFormats)
         let sipCall: SIPCall
-        do { sipCall = try userAgent.invite(to: uri, offer: .sdp(offer.text)) } catch { throw .signalling("\(error)") }
+        do { sipCall = try userAgent.invite(located, offer: .sdp(offer.text)) } catch { throw .signalling("\(error)") }
         let call = Call(id: sipCall.callID, direction: .outgoing, remoteURI: target, controller: self,
                         remoteAddress: sipCall.remoteAddress, transport: sipCall.transport.uriParameter)
         call.apply(.dial)

@@ -39,3 +39,37 @@ extension SIPUserAgent {
         return Array(hops)
     }
 }
+
+/// A call target located once (``SIPUserAgent/locate(_:)``): the servers to try, and the local
+/// host an SDP offer toward them should carry. Placing the call with it looks nothing up again.
+///
+/// Thread safety: a value type; safe to use from any thread.
+public struct SIPLocatedTarget: Sendable {
+    /// The target as given.
+    public let uri: SIPURI
+    /// Our host in Via and Contact toward the first server: what the offer's `c=` line carries.
+    public let localHost: String
+    let servers: [SIPHop]
+}
+
+extension SIPUserAgent {
+    /// Locates `target` (DNS for a name, the outbound proxy when there is one) for
+    /// ``invite(_:offer:)``. Blocks for DNS, bounded by the resolver's timeout.
+    ///
+    /// - Throws: ``SIPError`` when the target cannot be reached from this socket.
+    public func locate(_ target: SIPURI) throws(SIPError) -> SIPLocatedTarget {
+        let servers = try resolve(target)
+        return SIPLocatedTarget(uri: target, localHost: machinery.environment.advertisedHost(toward: servers[0].address),
+                                servers: servers)
+    }
+
+    /// Places a call to a target located with ``locate(_:)``: as ``invite(to:offer:)`` without
+    /// a second lookup.
+    public func invite(_ target: SIPLocatedTarget, offer: SIPBody?) throws(SIPError) -> SIPCall {
+        let info = try machinery.withState {
+            $0.invite(target: target.uri, destination: target.servers[0], alternates: Array(target.servers.dropFirst()),
+                      offer: offer)
+        }.get()
+        return SIPCall(core: machinery, info: info)
+    }
+}

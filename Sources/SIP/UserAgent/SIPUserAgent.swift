@@ -210,7 +210,7 @@ public final class SIPUserAgent: Sendable {
     ///
     /// - Throws: ``SIPError`` when the target cannot be reached from this socket.
     public func localHost(toward target: SIPURI) throws(SIPError) -> String {
-        core.environment.advertisedHost(toward: try resolve(target)[0].address)
+        try locate(target).localHost
     }
 
     /// Places a call: sends an INVITE carrying `offer` to `target` (`sip:user@host:port`, UDP,
@@ -219,11 +219,7 @@ public final class SIPUserAgent: Sendable {
     /// - Returns: the call; its ``SIPCall/events`` report trying, ringing, answered or the end.
     /// - Throws: ``SIPError`` when the target cannot be reached from this socket, or the agent is closed.
     public func invite(to target: SIPURI, offer: SIPBody?) throws(SIPError) -> SIPCall {
-        let servers = try resolve(target)
-        let info = try core.withState {
-            $0.invite(target: target, destination: servers[0], alternates: Array(servers.dropFirst()), offer: offer)
-        }.get()
-        return SIPCall(core: core, info: info)
+        try invite(locate(target), offer: offer)
     }
 
     /// Sends an OPTIONS request (a capabilities query, or a ping) and waits for its final response.
