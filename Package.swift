@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "SDP", targets: ["SDP"]),
         .library(name: "MediaNegotiation", targets: ["MediaNegotiation"]),
         .library(name: "SIP", targets: ["SIP"]),
+        .library(name: "SRTP", targets: ["SRTP"]),
         .library(name: "DNS", targets: ["DNS"]),
         .library(name: "Simulation", targets: ["Simulation"]),
         .executable(name: "voicecall", targets: ["voicecall"]),
@@ -50,6 +51,8 @@ let package = Package(
                        providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
                        providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSRTP", path: "Sources/CSRTP", pkgConfig: "libsrtp2",
+                       providers: [.apt(["libsrtp2-dev"])]),
         // glibc's stub resolver (libresolv, in libc6-dev): no pkg-config file, the modulemap links it.
         .systemLibrary(name: "CResolv", path: "Sources/CResolv"),
 
@@ -59,6 +62,8 @@ let package = Package(
         .target(name: "SpeexDSP", dependencies: ["CSpeexDSP"]),
         // TLS and DTLS over memory (sans-IO): SIP over TLS, DTLS-SRTP.
         .target(name: "OpenSSL", dependencies: ["COpenSSL"]),
+        // SRTP and SRTCP (RFC 3711, RFC 7714) through libsrtp2: keys, in-place protect and unprotect.
+        .target(name: "SRTP", dependencies: ["CSRTP"]),
         // DNS lookups for SIP (RFC 3263): SRV and A/AAAA through glibc's resolver.
         .target(name: "DNS", dependencies: ["CResolv", "Platform"]),
         .target(name: "WAV"),
@@ -135,6 +140,7 @@ let package = Package(
         .testTarget(name: "ALSATests", dependencies: ["ALSA", "Platform", "TestSupport"]),
         .testTarget(name: "OpusTests", dependencies: ["Opus", "WAV", "Platform", "TestSupport"]),
         .testTarget(name: "OpenSSLTests", dependencies: ["OpenSSL", "TestSupport"]),
+        .testTarget(name: "SRTPTests", dependencies: ["SRTP", "TestSupport"]),
         .testTarget(name: "DNSTests", dependencies: ["DNS", "Platform", "TestSupport"]),
         .testTarget(name: "SpeexDSPTests", dependencies: ["SpeexDSP", "WAV", "TestSupport"]),
         .testTarget(name: "WAVTests", dependencies: ["WAV", "TestSupport"]),

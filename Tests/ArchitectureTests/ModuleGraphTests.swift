@@ -40,7 +40,8 @@ struct ModuleGraphTests {
     }
 
     static let libraries: Set<String> = ["Platform", "DSP", "ALSA", "Opus", "SpeexDSP", "AudioSession", "AudioIO",
-                                         "VoiceProcessing", "SDP", "RTP", "SIP", "MediaNegotiation", "VoiceCall", "OpenSSL", "DNS"]
+                                         "VoiceProcessing", "SDP", "RTP", "SIP", "MediaNegotiation", "VoiceCall", "OpenSSL", "DNS",
+                                         "SRTP"]
 
     @Test("The documented graph is the declared one")
     func documentedIsDeclared() throws {
