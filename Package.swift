@@ -85,13 +85,13 @@ let package = Package(
         // Session descriptions (RFC 4566): the model, its parser and writer.
         .target(name: "SDP", dependencies: ["Platform"]),
         // RTP/RTCP, Opus payload, jitter buffer, telephone events.
-        .target(name: "RTP", dependencies: ["Opus", "Platform", logging]),
+        .target(name: "RTP", dependencies: ["Opus", "Platform", "SRTP", "OpenSSL", logging]),
         // Offer/answer (RFC 3264) for Opus and telephone events: from descriptions to stream configurations.
-        .target(name: "MediaNegotiation", dependencies: ["SDP", "RTP", "Opus", "Platform"]),
+        .target(name: "MediaNegotiation", dependencies: ["SDP", "RTP", "Opus", "Platform", "SRTP"]),
         // SIP call setup (RFC 3261 over UDP): messages, transactions, dialogs, a user agent.
         .target(name: "SIP", dependencies: ["Platform", "DNS", "OpenSSL", logging]),
         // The call engine: calls, session lifecycle, media pipeline, SIP/SDP call setup.
-        .target(name: "VoiceCall", dependencies: ["AudioSession", "AudioIO", "VoiceProcessing", "RTP", "SIP", "SDP", "MediaNegotiation", "Opus", "Platform", "DSP", logging]),
+        .target(name: "VoiceCall", dependencies: ["AudioSession", "AudioIO", "VoiceProcessing", "RTP", "SIP", "SDP", "MediaNegotiation", "Opus", "Platform", "DSP", "SRTP", "OpenSSL", logging]),
 
         // Beside the library, for tools and tests only: simulated rooms (impulse responses, echo
         // paths, drift), the simulated room device, the network impairment relay.
@@ -110,7 +110,7 @@ let package = Package(
             name: "callbench",
             dependencies: [
                 "ToolSupport", "ALSA", "Opus", "SpeexDSP", "WAV", "AudioAnalysis", "RTP", "AudioIO", "AudioSession", "VoiceCall",
-                "Simulation", "VoiceProcessing", "Platform",
+                "Simulation", "VoiceProcessing", "Platform", "MediaNegotiation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/callbench"
@@ -149,10 +149,10 @@ let package = Package(
         .testTarget(name: "SimulationTests", dependencies: ["Simulation", "AudioAnalysis", "DSP", "Platform", "TestSupport"]),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "Simulation", "AudioAnalysis", "Platform", "TestSupport"]),
         .testTarget(name: "VoiceProcessingTests", dependencies: ["VoiceProcessing", "Simulation", "AudioAnalysis", "DSP", "Platform", "TestSupport"]),
-        .testTarget(name: "RTPTests", dependencies: ["RTP", "Opus", "AudioAnalysis", "Platform", "Simulation", "SDP", "MediaNegotiation", "TestSupport"]),
-        .testTarget(name: "SDPTests", dependencies: ["SDP", "MediaNegotiation", "RTP", "Opus", "Platform", "TestSupport"]),
+        .testTarget(name: "RTPTests", dependencies: ["RTP", "Opus", "AudioAnalysis", "Platform", "Simulation", "SDP", "MediaNegotiation", "SRTP", "OpenSSL", "TestSupport"]),
+        .testTarget(name: "SDPTests", dependencies: ["SDP", "MediaNegotiation", "RTP", "Opus", "Platform", "SRTP", "TestSupport"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP", "DNS", "OpenSSL", "Platform", "SDP", "MediaNegotiation", "AudioAnalysis", "TestSupport"]),
-        .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "AudioSession", "AudioIO", "Simulation", "AudioAnalysis", "Opus", "RTP", "SIP", "SDP", "MediaNegotiation", "Platform", "TestSupport"]),
+        .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "AudioSession", "AudioIO", "Simulation", "AudioAnalysis", "Opus", "RTP", "SIP", "SDP", "MediaNegotiation", "Platform", "SRTP", "OpenSSL", "TestSupport"]),
     ]
 )
 

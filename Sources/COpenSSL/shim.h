@@ -34,6 +34,16 @@ static inline int callaudio_dtls_get_timeout(SSL *s, long long *microseconds) {
 }
 static inline int callaudio_dtls_handle_timeout(SSL *s) { return (int)DTLSv1_handle_timeout(s); }
 
+/* DTLS retransmission from 100 ms, doubling to 60 s: OpenSSL's own first wait is 1 s, so one
+   lost ClientHello (say, one sent before the peer's media socket exists) would stall a call's
+   media for a second. A C function because the timer callback is a plain function pointer. */
+static unsigned int callaudio_dtls_timer(SSL *s, unsigned int timer_us) {
+    (void)s;
+    if (timer_us == 0) return 100000;
+    return timer_us >= 30000000 ? 60000000 : timer_us * 2;
+}
+static inline void callaudio_dtls_set_fast_timer(SSL *s) { DTLS_set_timer_cb(s, callaudio_dtls_timer); }
+
 // BIO flags and memory data (macros over BIO_set_flags/BIO_ctrl).
 static inline void callaudio_bio_set_retry_read(BIO *b) { BIO_set_retry_read(b); }
 static inline void callaudio_bio_clear_retry_flags(BIO *b) { BIO_clear_retry_flags(b); }

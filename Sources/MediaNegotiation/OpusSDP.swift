@@ -20,7 +20,8 @@ public enum OpusSDP {
     public static func media(address: SocketAddress, payloadType: UInt8 = 96, parameters: OpusFormatParameters,
                              ptime: Int? = 20, maxptime: Int? = 120, direction: MediaDirection? = .sendrecv,
                              rtcpMux: Bool = false, rtcpPort: Int? = nil,
-                             telephoneEvents: [TelephoneEventFormat] = []) -> SessionDescription.Media {
+                             telephoneEvents: [TelephoneEventFormat] = [],
+                             proto: String = "RTP/AVP", security: [SessionDescription.Attribute] = []) -> SessionDescription.Media {
         var attributes = [SessionDescription.Attribute("rtpmap", "\(payloadType) \(encoding)")]
         if let fmtp = parameters.text { attributes.append(.init("fmtp", "\(payloadType) \(fmtp)")) }
         var formats = ["\(payloadType)"]
@@ -33,8 +34,9 @@ public enum OpusSDP {
         if let maxptime { attributes.append(.init("maxptime", "\(maxptime)")) }
         if let rtcpPort { attributes.append(.init("rtcp", "\(rtcpPort)")) }
         if rtcpMux { attributes.append(.init("rtcp-mux")) }
+        attributes += security
         if let direction { attributes.append(.init(direction.rawValue)) }
-        return .init(media: "audio", port: Int(address.port), proto: "RTP/AVP", formats: formats, attributes: attributes)
+        return .init(media: "audio", port: Int(address.port), proto: proto, formats: formats, attributes: attributes)
     }
 
     /// An offer for one Opus stream received at `address`.
@@ -42,23 +44,30 @@ public enum OpusSDP {
                              parameters: OpusFormatParameters = .init(useInbandFEC: true, maxAverageBitrate: 24000,
                                                                       stereo: false, spropStereo: false),
                              ptime: Int = 20, maxptime: Int = 120, direction: MediaDirection = .sendrecv,
-                             rtcpMux: Bool = false, telephoneEvents: [TelephoneEventFormat] = []) -> SessionDescription {
+                             rtcpMux: Bool = false, telephoneEvents: [TelephoneEventFormat] = [],
+                             security: SecurityOffer? = nil) -> SessionDescription {
         let connection = SessionDescription.Connection(address)
         return SessionDescription(
             origin: .init(sessionID: "\(sessionID)", sessionVersion: "1", addressType: connection.addressType,
                           address: connection.address),
             sessionName: "CallAudio", connection: connection,
             media: [media(address: address, payloadType: payloadType, parameters: parameters, ptime: ptime,
-                          maxptime: maxptime, direction: direction, rtcpMux: rtcpMux, telephoneEvents: telephoneEvents)])
+                          maxptime: maxptime, direction: direction, rtcpMux: rtcpMux, telephoneEvents: telephoneEvents,
+                          proto: security?.proto ?? "RTP/AVP", security: security?.attributes ?? [])])
+    }
+
+    /// The `m=` section ``stream(in:)`` reads: the first audio stream offering Opus at an address.
+    public static func streamMedia(in description: SessionDescription) -> SessionDescription.Media? {
+        description.media.first { m in
+            m.media == "audio" && m.port != 0 && (m.connection ?? description.connection) != nil
+                && m.payloadType(for: encoding).flatMap(UInt8.init).map { $0 < 128 } == true
+        }
     }
 
     /// The first audio stream offering Opus in `description`, as its author describes it.
     public static func stream(in description: SessionDescription) throws(SDPError) -> OpusStreamDescription {
-        for m in description.media where m.media == "audio" && m.port != 0 {
-            guard let format = m.payloadType(for: encoding), let payloadType = UInt8(format), payloadType < 128 else {
-                continue
-            }
-            guard let connection = m.connection ?? description.connection else { continue }
+        if let m = streamMedia(in: description), let format = m.payloadType(for: encoding), let payloadType = UInt8(format),
+           let connection = m.connection ?? description.connection {
             let rtcpPort = m.attribute("rtcp").flatMap { value in Int(value.split(separator: " ").first ?? "") }
             return OpusStreamDescription(
                 address: connection.address, port: m.port, rtcpPort: rtcpPort, rtcpMux: m.has("rtcp-mux"),
@@ -79,13 +88,15 @@ public enum OpusSDP {
     /// offerer's payload type and the reverse direction; every other stream is
     /// rejected with port 0. rtcp-mux is kept only if offered and `rtcpMux` allows it;
     /// telephone events (at 48 kHz, else 8 kHz) with the offerer's payload type if offered and
-    /// `telephoneEvents`.
+    /// `telephoneEvents`. `security` is the accepted stream's profile and encryption attributes
+    /// (``MediaSecurityPolicy/answer(_:media:fingerprint:overSecureSignalling:)``); `RTP/AVP` without.
     ///
     /// - Returns: the answer, and the offerer's stream (where to send, what it asked for).
     public static func answer(_ offer: SessionDescription, address: SocketAddress, sessionID: UInt64,
                               parameters: OpusFormatParameters, ptime: Int = 20, maxptime: Int = 120,
                               direction: MediaDirection = .sendrecv, rtcpMux: Bool = true,
-                              telephoneEvents: Bool = true) throws(SDPError) -> (answer: SessionDescription, remote: OpusStreamDescription) {
+                              telephoneEvents: Bool = true,
+                              security: (proto: String, attributes: [SessionDescription.Attribute])? = nil) throws(SDPError) -> (answer: SessionDescription, remote: OpusStreamDescription) {
         var remote = try stream(in: offer)
         if !telephoneEvents { remote.telephoneEvents = nil }
         let connection = SessionDescription.Connection(address)
@@ -101,7 +112,8 @@ public enum OpusSDP {
                 answer.media.append(media(address: address, payloadType: remote.payloadType, parameters: parameters,
                                           ptime: ptime, maxptime: maxptime, direction: remote.direction.answer(wanting: direction),
                                           rtcpMux: rtcpMux && remote.rtcpMux,
-                                          telephoneEvents: remote.telephoneEvents.map { [$0] } ?? []))
+                                          telephoneEvents: remote.telephoneEvents.map { [$0] } ?? [],
+                                          proto: security?.proto ?? "RTP/AVP", security: security?.attributes ?? []))
             } else {
                 // Rejected: same media and protocol, port 0 (RFC 3264 section 6).
                 answer.media.append(.init(media: m.media, port: 0, proto: m.proto, formats: m.formats))

@@ -34,7 +34,7 @@ extension TLSSession {
 extension TLSSession {
     /// When the handshake's current flight is due for retransmission if nothing arrives, on
     /// the continuous clock; nil when no timer runs (TLS, or no flight outstanding). Call
-    /// ``handleTimeout()`` once it has passed. OpenSSL doubles the wait (1 s, 2 s, ... 60 s)
+    /// ``handleTimeout()`` once it has passed. The wait starts at 100 ms and doubles up to 60 s
     /// at each retransmission.
     public var retransmissionDeadline: ContinuousClock.Instant? {
         guard isDatagram else { return nil }

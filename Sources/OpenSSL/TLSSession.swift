@@ -68,6 +68,7 @@ public struct TLSSession: ~Copyable {
             guard callaudio_ssl_set_mtu(ssl, configuration.maximumDatagramSize) > 0 else {
                 throw TLSError.drain("SSL_set_mtu", fallback: .invalidConfiguration)
             }
+            callaudio_dtls_set_fast_timer(ssl)
         }
         guard configuration.role == .client else {
             SSL_set_accept_state(ssl)

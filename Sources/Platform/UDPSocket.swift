@@ -306,6 +306,20 @@ public final class UDPSocket: Sendable {
         return .datagram(length: min(n, buffer.count), source: SocketAddress(storage: source), truncated: n > buffer.count)
     }
 
+    /// As ``waitReadable(_:_:timeoutMs:)``, also waking when `wake` is signalled (third value).
+    package static func waitReadable(_ a: UDPSocket, _ b: UDPSocket?, wake: WakeEvent?,
+                                     timeoutMs: Int) -> (Bool, Bool, Bool) {
+        // poll ignores entries with a negative descriptor.
+        var fds = (pollfd(fd: a.descriptor, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: b?.descriptor ?? -1, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: wake?.descriptor ?? -1, events: Int16(POLLIN), revents: 0))
+        let n = withUnsafeMutableBytes(of: &fds) { raw in
+            system_poll(raw.baseAddress!.assumingMemoryBound(to: pollfd.self), 3, Int32(clamping: timeoutMs))
+        }
+        guard n > 0 else { return (false, false, false) }
+        return (fds.0.revents != 0, fds.1.revents != 0, fds.2.revents != 0)
+    }
+
     /// Waits until one of `sockets` is readable or `timeoutMs` passes.
     ///
     /// - Returns: for each socket, whether it has data.

@@ -144,8 +144,7 @@ extension NetworkLoop {
             ssrc: ssrc, items: [RTCPSourceDescriptionItem(type: RTCPSourceDescriptionItem.cname, text: cname)])]))
         if goodbye { packets.append(.goodbye(sources: [ssrc], reason: nil)) }
         guard let bytes = try? RTCPCompound.serialize(packets) else { return }
-        let socket = rtcp ?? rtp
-        if socket.send(bytes, to: rtcpDestination) == .sent { state.add(.rtcpSent) }
+        if sendRTCP(bytes) { state.add(.rtcpSent) }
         scheduler.sent(now: seconds(now), size: bytes.count + headerOverhead)
     }
 }

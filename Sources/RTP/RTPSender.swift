@@ -200,6 +200,8 @@ public enum RTPSendOutcome: Sendable, Equatable {
     case paused
     /// The socket refused it (full buffer or an error); the frame is lost.
     case dropped
+    /// The media is encrypted and its keys do not exist yet (a DTLS handshake under way): nothing was sent.
+    case awaitingKeys
 }
 
 /// The send path of a call, for the I/O thread: encode, packetize, send without blocking.
@@ -221,6 +223,8 @@ public struct RTPSender: ~Copyable {
     private var frameFill = 0
     /// Where keys come from, their payload type and the event schedule; nil: none negotiated.
     private var telephoneEvents: (keys: TelephoneEventQueue, payloadType: UInt8, sender: TelephoneEventSender)?
+    /// With SRTP: datagrams go to the network thread, which protects and sends them.
+    var outgoing: OutgoingDatagrams?
 
     /// Creates a send path that sends to `destination` through `socket`; `state`
     /// receives the counters for sender reports and supplies RTCP loss reports.
@@ -312,7 +316,14 @@ public struct RTPSender: ~Copyable {
     }
 
     private func transmit(_ n: Int) -> RTPSendOutcome {
-        guard socket.send(UnsafeRawBufferPointer(rebasing: datagram[0..<n]), to: destination) == .sent else {
+        let bytes = UnsafeRawBufferPointer(rebasing: datagram[0..<n])
+        if let outgoing {
+            guard state?.isKeyed ?? true else { return .awaitingKeys }
+            guard outgoing.push(bytes, to: destination) else {
+                state?.recordSendFailure()
+                return .dropped
+            }
+        } else if socket.send(bytes, to: destination) != .sent {
             state?.recordSendFailure()
             return .dropped
         }

@@ -3,6 +3,7 @@ import Glibc
 public import Logging
 
 public import Opus
+public import SRTP
 import Synchronization
 
 /// How an ``RTPSession`` is set up.
@@ -34,6 +35,8 @@ public struct RTPSessionConfiguration: Sendable {
     /// Telephone events (RFC 4733 DTMF) as negotiated with the peer, both ways; nil: none
     /// (``RTPSession/sendDTMF(_:)`` refuses, and events from the peer are dropped).
     public var telephoneEvents: TelephoneEventFormat?
+    /// Clear RTP, SRTP with SDES keys, or DTLS-SRTP.
+    public var protection: MediaProtection = .clear
 
     public init(localAddress: SocketAddress, remoteAddress: SocketAddress, remoteRTCPAddress: SocketAddress? = nil,
                 rtcpMux: Bool = false, payloadType: UInt8 = 96, opus: OpusCallConfiguration = .init(),
@@ -75,6 +78,10 @@ public struct RTPSessionConfiguration: Sendable {
 /// time, so ``stop()`` returns promptly); it allocates only for RTCP, never on the
 /// RTP path.
 ///
+/// With ``RTPSessionConfiguration/protection``, the sender protects each packet in place
+/// before it goes (SRTP, RFC 3711), and the network thread unprotects each datagram before
+/// anything parses it: one that fails authentication or replays is dropped and counted.
+///
 /// Thread safety: ``start()``, ``stop()``, ``makeSender()`` and `makeJitterBuffer()`
 /// from a control thread; ``statistics`` from any thread.
 public final class RTPSession: Sendable {
@@ -93,19 +100,33 @@ public final class RTPSession: Sendable {
     private let senderMade = Atomic<Bool>(false)
     /// Keys for the sender to send as telephone events.
     private let keys = TelephoneEventQueue()
+    /// With SRTP, the sender's datagrams on their way to the network thread (nil in clear), and
+    /// the peer's new keys on theirs.
+    let outgoing: OutgoingDatagrams?
+    private let inboundKeys = InboundKeyMailbox()
     /// DTMF keys the peer pressed (telephone events, each reported once when it starts), from
     /// the network thread. Keeps the newest 64 when nobody reads. Finishes when the session stops.
     public let receivedTelephoneEvents: AsyncStream<TelephoneEvent>
 
-    /// Binds the sockets (RTP on the local address, RTCP on the next port unless muxed).
-    public init(configuration: RTPSessionConfiguration, logger: Logger = Logger(label: "callaudio.rtp")) throws(SocketError) {
+    /// Binds the sockets (RTP on the local address, RTCP on the next port unless muxed) and
+    /// makes the SRTP contexts the keys call for.
+    ///
+    /// - Parameter bound: sockets already bound to the RTP and RTCP ports (those offered in SDP),
+    ///   used instead of binding new ones: what the peer sent before the session existed (a DTLS
+    ///   ClientHello, the first RTP) waits in them rather than being refused.
+    public init(configuration: RTPSessionConfiguration, bound: (rtp: UDPSocket, rtcp: UDPSocket)? = nil,
+                logger: Logger = Logger(label: "callaudio.rtp")) throws(RTPSessionError) {
         self.configuration = configuration
-        rtpSocket = try UDPSocket(bindingTo: configuration.localAddress)
-        if configuration.rtcpMux {
-            rtcpSocket = nil
-        } else {
-            let port = rtpSocket.localAddress.port &+ 1
-            rtcpSocket = try UDPSocket(bindingTo: configuration.localAddress.with(port: port))
+        do throws(SocketError) {
+            if let bound {
+                (rtpSocket, rtcpSocket) = (bound.rtp, configuration.rtcpMux ? nil : bound.rtcp)
+            } else {
+                rtpSocket = try UDPSocket(bindingTo: configuration.localAddress)
+                let port = rtpSocket.localAddress.port &+ 1
+                rtcpSocket = configuration.rtcpMux ? nil : try UDPSocket(bindingTo: configuration.localAddress.with(port: port))
+            }
+        } catch {
+            throw .socket(error)
         }
         ring = RTPPacketRing(capacity: configuration.ringCapacity, maxPayloadSize: configuration.validator.maxPayloadSize)
         state = RTPSessionState(initialExpectedLossPercent: configuration.opus.initialExpectedLossPercent)
@@ -115,9 +136,36 @@ public final class RTPSession: Sendable {
         let cname = configuration.cname ?? Self.randomCNAME(&random)
         let (events, eventContinuation) = AsyncStream.makeStream(of: TelephoneEvent.self, bufferingPolicy: .bufferingNewest(64))
         receivedTelephoneEvents = events
+        let keys = try SessionKeys(configuration.protection, ssrc: ssrc)
+        switch configuration.protection {
+        case .clear: break
+        case let .srtp(local, _):
+            state.set(.srtpProfile, SRTPProfile.allCases.firstIndex(of: local.profile)! + 1)
+            state.setKeyed()
+        case .dtls: state.set(.dtlsState, DTLSState.handshaking.rawValue)
+        }
+        do {
+            outgoing = configuration.protection.isEncrypted
+                ? try OutgoingDatagrams(slotSize: OpusRTPEncoder.maxDatagramSize + SRTPProfile.maximumTrailerLength) : nil
+        } catch {
+            throw .socket(error)
+        }
         let loop = NetworkLoop(configuration: configuration, ssrc: ssrc, cname: cname, rtp: rtpSocket, rtcp: rtcpSocket,
-                               ring: ring, state: state, logger: logger, seed: random.next(), events: eventContinuation)
+                               ring: ring, state: state, logger: logger, seed: random.next(), events: eventContinuation,
+                               keys: keys, inboundKeys: inboundKeys, outgoing: outgoing)
         thread = LoopThread(name: "callaudio-rtp", loop)
+    }
+
+    /// Unprotects what the peer sends with `remote` from now on: an SDES re-INVITE that changed
+    /// the peer's key (RFC 4568 section 7.1.4). Packets still in flight under the old key fail
+    /// authentication and are counted.
+    ///
+    /// - Throws: ``RTPSessionError/srtp(_:)`` when libsrtp refuses the key; the old key stays.
+    ///
+    /// Thread safety: any thread (the control thread); the network thread takes the new key at
+    /// its next turn (<= 20 ms).
+    public func rekeyInbound(_ remote: SRTPMasterKey) throws(RTPSessionError) {
+        do { inboundKeys.post(try SRTPStream(key: remote, direction: .inbound)) } catch { throw .srtp(error) }
     }
 
     /// A random CNAME of 96 bits in base64 (RFC 7022 section 4.2).
@@ -185,6 +233,7 @@ public final class RTPSession: Sendable {
         let encoder = try OpusRTPEncoder(configuration: configuration.opus,
                                          packetizer: RTPPacketizer(payloadType: configuration.payloadType, ssrc: ssrc))
         var sender = RTPSender(encoder: encoder, socket: rtpSocket, destination: configuration.remoteAddress, state: state)
+        sender.outgoing = outgoing
         if let events = configuration.telephoneEvents { sender.sendTelephoneEvents(from: keys, format: events) }
         return sender
     }
@@ -222,142 +271,5 @@ public final class RTPSession: Sendable {
         var s = state.snapshot
         s.ringOverruns = ring.overruns
         return s
-    }
-}
-
-/// The network thread's work: receive, validate, hand over; RTCP in and out.
-final class NetworkLoop: ThreadLoop, @unchecked Sendable {
-    // @unchecked: everything is touched only by the network thread (between `start()` and
-    // the join in `stop()`).
-    let configuration: RTPSessionConfiguration
-    var ssrc: UInt32
-    let cname: String
-    let rtp: UDPSocket
-    let rtcp: UDPSocket?
-    private let ring: RTPPacketRing
-    let state: RTPSessionState
-    let logger: Logger
-    var validator: RTPSourceValidator
-    var scheduler: RTCPScheduler
-    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
-    private let start = MonotonicClock.nanoseconds()
-    // The peer's last sender report: LSR and when it arrived.
-    var lastSenderReport: UInt32 = 0
-    var lastSenderReportArrival: UInt64 = 0
-    var peerSentAt: UInt64 = 0
-    var framesAtLastReport = 0
-    /// The validator's lock generation last seen: a new one is a new source or SSRC.
-    private var lockGeneration: UInt32 = 0
-    /// Where RTP and RTCP go, and the last ``PeerAddressMailbox`` write followed.
-    private var rtpDestination: SocketAddress
-    var rtcpDestination: SocketAddress
-    private var peerVersion = 0
-    private var telephoneEvents = TelephoneEventReceiver()
-    /// The last address our SSRC collided with, and how many times we changed it.
-    var collisionAddress: SocketAddress?
-    var collisionChanges = 0
-    private let events: AsyncStream<TelephoneEvent>.Continuation
-
-    init(configuration: RTPSessionConfiguration, ssrc: UInt32, cname: String, rtp: UDPSocket, rtcp: UDPSocket?,
-         ring: RTPPacketRing, state: RTPSessionState, logger: Logger, seed: UInt64,
-         events: AsyncStream<TelephoneEvent>.Continuation) {
-        self.events = events
-        self.configuration = configuration
-        self.ssrc = ssrc
-        self.cname = cname
-        self.rtp = rtp
-        self.rtcp = rtcp
-        rtpDestination = configuration.remoteAddress
-        rtcpDestination = configuration.rtcpDestination
-        self.ring = ring
-        self.state = state
-        self.logger = logger
-        var validation = configuration.validator
-        validation.payloadType = configuration.payloadType  // the session's payload type wins
-        validation.telephoneEventPayloadType = configuration.telephoneEvents?.payloadType
-        validator = RTPSourceValidator(configuration: validation)
-        validator.localSSRC = ssrc
-        // Session bandwidth: the codec's bitrate plus 40 bytes of RTP/UDP/IPv4 headers per packet.
-        let packetsPerSecond = 1000.0 / Double(configuration.opus.frameMilliseconds)
-        let bandwidth = Double(configuration.opus.bitrate) + 40 * 8 * packetsPerSecond
-        scheduler = RTCPScheduler(now: 0, sessionBandwidth: bandwidth, firstPacketSize: 100, seed: seed)
-    }
-
-    deinit { buffer.deallocate() }
-
-    func seconds(_ t: UInt64) -> Double { Double(t &- start) / 1e9 }
-
-    func run(stopping: borrowing Atomic<Bool>) {
-        logger.debug("RTP session listening", metadata: ["rtp": "\(rtp.localAddress)", "ssrc": "\(ssrc)"])
-        while !stopping.load(ordering: .acquiring) {
-            let now = MonotonicClock.nanoseconds()
-            let untilReport = max(0, Int((scheduler.nextDue - seconds(now)) * 1000))
-            let (rtpReady, rtcpReady) = UDPSocket.waitReadable(rtp, rtcp, timeoutMs: min(20, untilReport))
-            if let moved = state.peer.read(newerThan: &peerVersion) {
-                rtpDestination = moved.rtp
-                rtcpDestination = moved.rtcp
-                validator.peerMoved(to: moved.rtp)
-                logger.info("RTP peer moved", metadata: ["rtp": "\(moved.rtp)", "rtcp": "\(moved.rtcp)"])
-            }
-            if !validator.acceptsAnySource, state.acceptsAnySource { validator.acceptAnySource() }
-            if rtpReady { drain(rtp, isRTCPSocket: false) }
-            if rtcpReady, let rtcp { drain(rtcp, isRTCPSocket: true) }
-            state.publish(validator)
-            let t = MonotonicClock.nanoseconds()
-            if seconds(t) >= scheduler.nextDue { reportTimer(now: t) }
-        }
-        sendReport(now: MonotonicClock.nanoseconds(), goodbye: true)
-        events.finish()
-        logger.debug("RTP session stopped", metadata: ["ssrc": "\(ssrc)"])
-    }
-
-    /// Reads every waiting datagram (at most 256 per call, so a flood cannot starve RTCP).
-    private func drain(_ socket: UDPSocket, isRTCPSocket: Bool) {
-        for _ in 0..<256 {
-            guard case let .datagram(length, source, truncated) = socket.receiveNow(into: buffer) else { return }
-            let arrival = MonotonicClock.nanoseconds()
-            let datagram = UnsafeRawBufferPointer(rebasing: buffer[0..<length])
-            if isRTCPSocket || (configuration.rtcpMux && RTCPCompound.isRTCP(datagram)) {
-                handleRTCP(datagram, from: source, arrival: arrival, truncated: truncated)
-                continue
-            }
-            if truncated {
-                validator.recordDrop(.malformed)
-                continue
-            }
-            let verdict = validator.validate(datagram, from: source, arrival: arrival)
-            if verdict == .drop(.ssrcCollision) { collided(with: source, now: arrival) }
-            if case let .accept(packet, payload) = verdict {
-                state.peerHeard(at: arrival)
-                // Latching acts at each new lock (a new source, or the same SSRC from a new port
-                // after a NAT rebinding), not at each packet: a re-INVITE's move must not be
-                // undone by the packets still coming from the old address.
-                if validator.generation != lockGeneration {
-                    lockGeneration = validator.generation
-                    logger.info("RTP source locked", metadata: ["source": "\(source)", "ssrc": "\(packet.ssrc)"])
-                    if configuration.latchesToPeerSource { latch(to: source) }
-                }
-                peerSentAt = arrival
-                let body = UnsafeRawBufferPointer(rebasing: datagram[payload])
-                if packet.isTelephoneEvent, let event = TelephoneEvent.parse(body),
-                   let new = telephoneEvents.receive(event, timestamp: packet.timestamp,
-                                                     sourceGeneration: packet.sourceGeneration) {
-                    events.yield(new)
-                }
-                // Events go to the jitter buffer too: their sequence numbers are not audio lost.
-                ring.push(packet, payload: body)
-            }
-        }
-    }
-
-    /// Sends to `source` from now on, unless RTP already goes there: the I/O thread's sender at
-    /// its next frame, RTCP (to the next port, or the same with rtcp-mux) at once.
-    private func latch(to source: SocketAddress) {
-        guard source != rtpDestination else { return }
-        let rtcp = RTPSessionConfiguration.rtcpDestination(rtp: source, rtcp: nil, mux: configuration.rtcpMux)
-        rtpDestination = source
-        rtcpDestination = rtcp
-        state.peer.publish(rtp: source, rtcp: rtcp)
-        logger.info("RTP sent where the peer's RTP comes from", metadata: ["rtp": "\(source)", "rtcp": "\(rtcp)"])
     }
 }

@@ -1,4 +1,5 @@
 import Platform
+import SRTP
 
 /// Counters and measurements of an RTP session, shared between the I/O thread (which
 /// sends), the network thread (which receives and runs RTCP) and anyone reading
@@ -18,6 +19,8 @@ public final class RTPSessionState: Sendable {
         case remoteFractionLost, remoteCumulativeLost, remoteJitterUnits, remoteReports
         case sendingPaused
         case ssrcCollision, localSSRC, localSSRCChanges, lastPeerActivity, acceptAnySource
+        case srtpProtected, srtpUnprotected, srtpAuthenticationFailures, srtpReplays, srtpDropped
+        case srtpProfile, srtpKeyed, dtlsState, dtlsHandshakeMicroseconds
     }
 
     private let cells = AtomicCells(count: Cell.allCases.count)
@@ -66,6 +69,10 @@ public final class RTPSessionState: Sendable {
     func setLocalSSRC(_ ssrc: UInt32) { cells.storeReleasing(Cell.localSSRC.rawValue, Int(ssrc)) }
 
     func setExpectedLoss(_ percent: Int) { set(.expectedLossPercent, percent) }
+
+    /// Whether SRTP keys exist: with encryption, the sender queues nothing before.
+    var isKeyed: Bool { cells.loadAcquiring(Cell.srtpKeyed.rawValue) != 0 }
+    func setKeyed() { cells.storeReleasing(Cell.srtpKeyed.rawValue, 1) }
 
     /// The newest receiver report about our stream: its serial number (0: none yet) and fraction lost.
     func latestLossReport() -> (serial: Int, fraction: UInt8) {
@@ -149,13 +156,30 @@ public struct RTPSessionStatistics: Sendable, Equatable, Codable {
     public var remoteCumulativeLost = 0
     public var remoteJitterMs = 0.0
     public var remoteReports = 0
+    // SRTP and SRTCP (zero in clear).
+    /// Packets protected before sending (the sender's RTP and the network thread's RTCP).
+    public var srtpProtected = 0
+    /// Packets that authenticated and were decrypted.
+    public var srtpUnprotected = 0
+    /// Packets whose authentication tag did not verify: dropped before any parsing.
+    public var srtpAuthenticationFailures = 0
+    /// Packets seen before (or older than the replay window): dropped.
+    public var srtpReplays = 0
+    /// Packets dropped otherwise: before the keys exist (DTLS), from an SSRC past the stream
+    /// limit, or too short to be SRTP.
+    public var srtpDropped = 0
+    /// The SRTP profile in use (`AES_CM_128_HMAC_SHA1_80`); nil in clear and before DTLS keys.
+    public var srtpProfile: String?
+    /// Where the DTLS-SRTP handshake is, and how long it took once established.
+    public var dtls: DTLSState = .none
+    public var dtlsHandshakeMs: Double?
 
     public init() {}
 
     /// Every datagram dropped on the network thread.
     public var droppedTotal: Int {
         droppedMalformed + droppedWrongPayloadType + droppedForeignSource + droppedForeignSSRC + droppedProbation
-            + droppedBadSequence + droppedSSRCCollision
+            + droppedBadSequence + droppedSSRCCollision + srtpAuthenticationFailures + srtpReplays + srtpDropped
     }
 
     enum CodingKeys: String, CodingKey {
@@ -170,7 +194,11 @@ public struct RTPSessionStatistics: Sendable, Equatable, Codable {
              localSSRCChanges = "local_ssrc_changes", ringOverruns = "ring_overruns", rtcpSent = "rtcp_sent",
              rtcpReceived = "rtcp_received", rtcpDropped = "rtcp_dropped", rttMs = "rtt_ms",
              remoteFractionLost = "remote_fraction_lost", remoteCumulativeLost = "remote_cumulative_lost",
-             remoteJitterMs = "remote_jitter_ms", remoteReports = "remote_reports"
+             remoteJitterMs = "remote_jitter_ms", remoteReports = "remote_reports",
+             srtpProtected = "srtp_protected", srtpUnprotected = "srtp_unprotected",
+             srtpAuthenticationFailures = "srtp_authentication_failures", srtpReplays = "srtp_replays",
+             srtpDropped = "srtp_dropped", srtpProfile = "srtp_profile", dtls = "dtls",
+             dtlsHandshakeMs = "dtls_handshake_ms"
     }
 }
 
@@ -206,6 +234,15 @@ extension RTPSessionState {
         s.remoteCumulativeLost = int(.remoteCumulativeLost)
         s.remoteJitterMs = RTPClock.milliseconds(rtpUnits: int(.remoteJitterUnits))
         s.remoteReports = int(.remoteReports)
+        s.srtpProtected = int(.srtpProtected)
+        s.srtpUnprotected = int(.srtpUnprotected)
+        s.srtpAuthenticationFailures = int(.srtpAuthenticationFailures)
+        s.srtpReplays = int(.srtpReplays)
+        s.srtpDropped = int(.srtpDropped)
+        let profile = int(.srtpProfile)
+        s.srtpProfile = profile > 0 && profile <= SRTPProfile.allCases.count ? SRTPProfile.allCases[profile - 1].sdesName : nil
+        s.dtls = DTLSState(rawValue: int(.dtlsState)) ?? .none
+        s.dtlsHandshakeMs = s.dtls == .established ? Double(int(.dtlsHandshakeMicroseconds)) / 1000 : nil
         return s
     }
 

@@ -3,6 +3,8 @@ public import AudioIO
 public import AudioSession
 public import Opus
 public import VoiceProcessing
+public import MediaNegotiation
+public import OpenSSL
 import RTP
 
 public import SIP
@@ -59,6 +61,12 @@ public struct CallConfiguration: Sendable {
     public var outboundProxy: SIPURI?
     /// DNS servers for the names given (registrar, proxy, call target); nil: the system's.
     public var dnsServers: [SocketAddress]?
+    /// Media encryption: the mechanism (SDES or DTLS-SRTP), whether it is mandatory, the SDES
+    /// suites, and whether SDES keys may travel over signalling that is not TLS. Off by default.
+    public var mediaSecurity = MediaSecurityPolicy()
+    /// Our DTLS-SRTP certificate; nil: the controller generates one (ECDSA P-256, self-signed)
+    /// when ``mediaSecurity`` uses DTLS.
+    public var dtlsIdentity: TLSIdentity?
     /// How long the peer may send neither RTP nor RTCP before the call ends with
     /// ``CallEndReason/mediaTimeout`` (and a BYE): a peer that vanished without one would leave
     /// the call up for ever. Not counted while the call is on hold (by either side) or the peer

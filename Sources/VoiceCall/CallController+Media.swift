@@ -19,16 +19,19 @@ extension CallController {
                              maxAverageBitrate: configuration.codec.bitrate, stereo: false, spropStereo: false)
     }
 
-    /// Activates the session for the call, opens the device and starts media towards `remote`.
-    func startMedia(_ id: String, remote: OpusStreamDescription) throws(CallError) {
+    /// Activates the session for the call, opens the device and starts media towards `remote`,
+    /// encrypted as `security` says.
+    func startMedia(_ id: String, remote: OpusStreamDescription, security: NegotiatedMediaSecurity) throws(CallError) {
         guard var record = records[id], let ports = record.ports else { throw .invalidState("no call \(id)") }
         try activateSession()
         do {
             let device = try makeDevice()
-            let rtpConfiguration = try rtpConfiguration(toward: remote, from: ports, record: record,
+            var rtpConfiguration = try rtpConfiguration(toward: remote, from: ports, record: record,
                                                         sampleRate: device.format.sampleRate)
-            ports.release()
-            let rtp = try RTPSession(configuration: rtpConfiguration, logger: logger)
+            rtpConfiguration.protection = try protection(for: security)
+            record.security = security
+            securities[id] = security
+            let rtp = try RTPSession(configuration: rtpConfiguration, bound: ports.take(), logger: logger)
             // A peer whose stream does not receive (offered or answered sendonly or inactive) gets no RTP.
             rtp.isSending = remote.direction.receives
             let media = try CallMedia(device: device, rtp: rtp, voice: configuration.voiceProcessing,
@@ -184,6 +187,7 @@ extension CallController {
         record.call.apply(.ended(reason))
         record.ports?.release()
         records[id] = nil
+        securities[id] = nil
         heldCalls.set(id, held: false)
         if mediaCallID == id { mediaCallID = nil }
         logger.info("call \(id) ended: \(reason)")
@@ -282,6 +286,17 @@ extension CallController {
         s.playbackLevelDBFS = media.playbackLevelDBFS
         s.route = session.currentRoute.outputs.map(\.portType.rawValue).joined(separator: "+")
         s.cpuLoad = media.cpuLoad
+        s.mediaEncryption = switch media.rtp.configuration.protection {
+        case .clear: MediaEncryption.off.rawValue
+        case .srtp: MediaEncryption.sdes.rawValue
+        case .dtls: MediaEncryption.dtls.rawValue
+        }
+        s.srtpProfile = network.srtpProfile
+        s.srtpProtected = network.srtpProtected
+        s.srtpUnprotected = network.srtpUnprotected
+        s.srtpAuthenticationFailures = network.srtpAuthenticationFailures
+        s.srtpReplays = network.srtpReplays
+        s.dtlsHandshakeMs = network.dtlsHandshakeMs
         return s
     }
 }

@@ -55,6 +55,7 @@ extension CallController {
     func peerChanged(_ body: SIPBody, _ call: Call, announcesHold: Bool = true) {
         guard let description = Self.description(in: body), let remote = try? OpusSDP.stream(in: description),
               var record = records[call.id], let media = record.media else { return }
+        followKeys(description, &record)
         // `c=0.0.0.0` is the old way to hold (RFC 3264 section 8.4): send nothing, move nothing.
         let heldByAddress = remote.address == "0.0.0.0" || remote.address == "::"
         if !heldByAddress, let before = record.remote,
@@ -89,9 +90,11 @@ extension CallController {
     /// directions we want (`inactive` while we hold the call); a new codec, address family or
     /// set of streams is declined (488) and the call goes on as it was. Runs on the SIP thread.
     static func answerChangedOffer(_ offer: SIPBody, peerPrevious: SIPBody?, ours: SIPBody,
-                                   wanting wanted: MediaDirection = .sendrecv) -> SIPBody? {
+                                   wanting wanted: MediaDirection = .sendrecv,
+                                   security: NegotiatedMediaSecurity? = nil) -> SIPBody? {
         guard offer.contentType.lowercased() == "application/sdp",
               let new = description(in: offer), let previous = description(in: peerPrevious), let last = description(in: ours),
+              let media = OpusSDP.streamMedia(in: new), (try? (security ?? .clear).following(new, media: media)) != nil,
               let (answer, remote) = try? OpusSDP.reanswer(new, peerPrevious: previous, ours: last, wanting: wanted),
               Self.isNumericHost(remote.address) else { return nil }
         return .sdp(answer.text)
@@ -117,12 +120,25 @@ extension CallController {
             guard let answer, let text = String(validating: answer.bytes, as: UTF8.self) else {
                 throw CallError.signalling("the answer has no SDP")
             }
-            try startMedia(id, remote: OpusSDP.stream(in: SessionDescription.parse(text)))
+            let description = try SessionDescription.parse(text)
+            let remote = try OpusSDP.stream(in: description)
+            try startMedia(id, remote: remote, security: acceptedSecurity(id, answer: description))
             then()
         } catch {
             logger.error("call \(id): cannot start media: \(error)")
             try? records[id]?.sip.bye()
-            end(id, .failed("\(error)"))
+            if case .mediaSecurity = error as? CallError { end(id, .notAcceptable) } else { end(id, .failed("\(error)")) }
+        }
+    }
+
+    /// The encryption the peer's `answer` agrees to our offer.
+    private func acceptedSecurity(_ id: String, answer: SessionDescription) throws(CallError) -> NegotiatedMediaSecurity {
+        guard let offered = records[id]?.securityOffer else { return .clear }
+        guard let media = OpusSDP.streamMedia(in: answer) else { throw .signalling("the answer has no Opus stream") }
+        do {
+            return try configuration.mediaSecurity.acceptAnswer(answer, media: media, offered: offered)
+        } catch {
+            throw .mediaSecurity("\(error)")
         }
     }
 

@@ -1,4 +1,5 @@
 import MediaNegotiation
+import OpenSSL
 import SDP
 public import Platform
 public import AudioSession
@@ -60,6 +61,11 @@ public actor CallController {
     var finishedUplinks: [String: [Int16]] = [:]
     /// Calls we hold (an interruption told the peer so); read on the SIP thread.
     let heldCalls: HeldCalls
+    /// Each call's agreed encryption; read on the SIP thread.
+    let securities: CallSecurities
+    /// Our DTLS-SRTP certificate and its fingerprint (nil without DTLS).
+    let dtlsIdentity: TLSIdentity?
+    let dtlsFingerprint: SDPFingerprint?
 
     /// Creates a controller listening for SIP on `configuration.sipAddress`.
     ///
@@ -73,12 +79,16 @@ public actor CallController {
         self.logger = logger
         let heldCalls = HeldCalls()
         self.heldCalls = heldCalls
+        (dtlsIdentity, dtlsFingerprint) = try Self.dtlsIdentity(configuration)
+        let securities = CallSecurities()
+        self.securities = securities
         do {
             let address = try SocketAddress(parsing: configuration.sipAddress)
             // While we hold a call, a peer's re-offer is answered `inactive`: it stays on hold.
             let answerer: SIPUserAgent.OfferAnswerer = { callID, offer, peerPrevious, ours in
                 Self.answerChangedOffer(offer, peerPrevious: peerPrevious, ours: ours,
-                                        wanting: heldCalls.contains(callID) ? .inactive : .sendrecv)
+                                        wanting: heldCalls.contains(callID) ? .inactive : .sendrecv,
+                                        security: securities[callID])
             }
             var sip = SIPUserAgent.Configuration(localAddress: address, user: configuration.userName,
                                                  answerChangedOffer: answerer, credentials: configuration.credentials)
@@ -163,17 +173,22 @@ public actor CallController {
         // Located once: the offer's host and the servers the INVITE goes to come from one lookup.
         let located: SIPLocatedTarget
         do { located = try userAgent.locate(uri) } catch { throw .signalling("\(error)") }
+        do { try configuration.mediaSecurity.checkOffer(overSecureSignalling: located.isSecure) } catch {
+            throw .mediaSecurity("\(error)")
+        }
         let ports = try PortReservation(host: located.localHost)
         let sessionID = UInt64.random(in: 1...UInt64(Int64.max))
+        let security = configuration.mediaSecurity.makeOffer(fingerprint: dtlsFingerprint)
         let offer = OpusSDP.offer(address: ports.rtp, sessionID: sessionID, parameters: sdpParameters,
                                   ptime: configuration.codec.frameMilliseconds, rtcpMux: configuration.rtcpMux,
-                                  telephoneEvents: OpusSDP.telephoneEventFormats)
+                                  telephoneEvents: OpusSDP.telephoneEventFormats, security: security)
         let sipCall: SIPCall
         do { sipCall = try userAgent.invite(located, offer: .sdp(offer.text)) } catch { throw .signalling("\(error)") }
         let call = Call(id: sipCall.callID, direction: .outgoing, remoteURI: target, controller: self,
                         remoteAddress: sipCall.remoteAddress, transport: sipCall.transport.uriParameter)
         call.apply(.dial)
         records[call.id] = CallRecord(call: call, sip: sipCall, ports: ports)
+        records[call.id]?.securityOffer = security
         mediaCallID = call.id
         follow(sipCall, call)
         return call
@@ -194,8 +209,17 @@ public actor CallController {
         // An INVITE without a body (third-party call control, some PBXes) is answered with our
         // offer in the 2xx; the caller's answer comes with its ACK (RFC 3261 section 13.2.1).
         var offer: SessionDescription?
+        var securityAnswer: (proto: String, attributes: [SessionDescription.Attribute], negotiated: NegotiatedMediaSecurity)?
         if let body = sipCall.offer {
-            guard let parsed = Self.usableOffer(body) else {
+            guard let parsed = Self.usableOffer(body), let media = OpusSDP.streamMedia(in: parsed) else {
+                try? sipCall.reject(status: 488, reason: "Not Acceptable Here")
+                return
+            }
+            do {
+                securityAnswer = try configuration.mediaSecurity.answer(parsed, media: media, fingerprint: dtlsFingerprint,
+                                                                       overSecureSignalling: sipCall.transport == .tls)
+            } catch {
+                logger.notice("call \(sipCall.callID) from \(sipCall.remoteAddress) declined (488): \(error)")
                 try? sipCall.reject(status: 488, reason: "Not Acceptable Here")
                 return
             }
@@ -205,6 +229,7 @@ public actor CallController {
                         remoteAddress: sipCall.remoteAddress, transport: sipCall.transport.uriParameter)
         call.apply(.incoming)
         records[call.id] = CallRecord(call: call, sip: sipCall, ports: nil, offer: offer)
+        records[call.id]?.securityAnswer = securityAnswer
         mediaCallID = call.id
         try? sipCall.ringing()
         follow(sipCall, call)
@@ -218,12 +243,14 @@ public actor CallController {
         guard let offer = record.offer else { return try answerWithOffer(call, record) }
         do {
             let ports = try PortReservation(host: record.sip.localHost)
+            let security = record.securityAnswer
             let (answer, remote) = try OpusSDP.answer(offer, address: ports.rtp, sessionID: UInt64.random(in: 1...UInt64(Int64.max)),
                                                       parameters: sdpParameters, ptime: configuration.codec.frameMilliseconds,
-                                                      rtcpMux: configuration.rtcpMux)
+                                                      rtcpMux: configuration.rtcpMux,
+                                                      security: security.map { ($0.proto, $0.attributes) })
             record.ports = ports
             records[call.id] = record
-            try startMedia(call.id, remote: remote)
+            try startMedia(call.id, remote: remote, security: security?.negotiated ?? .clear)
             // No RTP until the ACK or the peer's first packet (checked with the media watchdog).
             records[call.id]?.awaitsConsent = true
             records[call.id]?.media?.rtp.isSending = false
@@ -246,16 +273,25 @@ public actor CallController {
         var record = record
         let ports: PortReservation
         do {
+            try configuration.mediaSecurity.checkOffer(overSecureSignalling: record.sip.transport == .tls)
+        } catch {
+            try? record.sip.reject(status: 488, reason: "Not Acceptable Here")
+            end(call.id, .notAcceptable)
+            throw .mediaSecurity("\(error)")
+        }
+        do {
             ports = try PortReservation(host: record.sip.localHost)
         } catch {
             try? record.sip.reject(status: 500, reason: "Server Internal Error")
             end(call.id, .failed("\(error)"))
             throw error
         }
+        let security = configuration.mediaSecurity.makeOffer(fingerprint: dtlsFingerprint)
         let offer = OpusSDP.offer(address: ports.rtp, sessionID: UInt64.random(in: 1...UInt64(Int64.max)), parameters: sdpParameters,
                                   ptime: configuration.codec.frameMilliseconds, rtcpMux: configuration.rtcpMux,
-                                  telephoneEvents: OpusSDP.telephoneEventFormats)
+                                  telephoneEvents: OpusSDP.telephoneEventFormats, security: security)
         record.ports = ports
+        record.securityOffer = security
         records[call.id] = record
         do {
             try record.sip.accept(answer: .sdp(offer.text))

@@ -16,6 +16,8 @@ public enum CallError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidState(String)
     /// DTMF keys could not be sent (none were).
     case dtmf(String)
+    /// Media encryption could not be agreed or set up (the reason says what to change).
+    case mediaSecurity(String)
 
     public var description: String {
         switch self {
@@ -26,6 +28,7 @@ public enum CallError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .signalling(why): "signalling: \(why)"
         case let .invalidState(why): why
         case let .dtmf(why): "DTMF: \(why)"
+        case let .mediaSecurity(why): "media encryption: \(why)"
         }
     }
 }

@@ -21,6 +21,19 @@ final class HeldCalls: Sendable {
     }
 }
 
+/// The media encryption each call agreed, shared between the controller (which writes) and the
+/// SIP thread (which checks a re-offer against it before answering).
+///
+/// Thread safety: safe from any thread; a leaf lock.
+final class CallSecurities: Sendable {
+    private let byCall = Mutex<[String: NegotiatedMediaSecurity]>([:])
+
+    subscript(id: String) -> NegotiatedMediaSecurity? {
+        get { byCall.withLock { $0[id] } }
+        set { byCall.withLock { $0[id] = newValue } }
+    }
+}
+
 /// What the controller keeps per call.
 struct CallRecord {
     let call: Call
@@ -43,6 +56,12 @@ struct CallRecord {
     /// packet from the address its SDP declared (a spoofed INVITE must not aim our microphone's
     /// stream at a third party).
     var awaitsConsent = false
+    /// Our offer's encryption (keys by tag), to read the answer with.
+    var securityOffer: SecurityOffer?
+    /// Our answer's encryption to the peer's offer, chosen when the INVITE came.
+    var securityAnswer: (proto: String, attributes: [SessionDescription.Attribute], negotiated: NegotiatedMediaSecurity)?
+    /// The encryption agreed (clear until media starts).
+    var security: NegotiatedMediaSecurity = .clear
 
     init(call: Call, sip: SIPCall, ports: PortReservation?, offer: SessionDescription? = nil) {
         self.call = call

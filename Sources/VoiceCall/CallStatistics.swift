@@ -50,6 +50,19 @@ public struct CallStatistics: Sendable, Equatable, Codable {
     public var cpuLoad = 0.0
     /// Malformed, foreign or unexpected packets dropped.
     public var packetsDropped = 0
+    /// The media's encryption: "off", "sdes" or "dtls".
+    public var mediaEncryption = "off"
+    /// The SRTP profile in use (`AES_CM_128_HMAC_SHA1_80`); nil in clear, and before a DTLS
+    /// handshake has given keys.
+    public var srtpProfile: String?
+    /// Packets protected (RTP and RTCP sent) and unprotected (received and authenticated).
+    public var srtpProtected = 0
+    public var srtpUnprotected = 0
+    /// Received packets dropped because their tag did not verify, or they replayed one seen before.
+    public var srtpAuthenticationFailures = 0
+    public var srtpReplays = 0
+    /// How long the DTLS-SRTP handshake took, in milliseconds (nil without one, or before it ends).
+    public var dtlsHandshakeMs: Double?
 
     public init() {}
 
@@ -64,5 +77,8 @@ public struct CallStatistics: Sendable, Equatable, Codable {
         case processingLatencyMs = "processing_latency_ms", codecLookaheadMs = "codec_lookahead_ms"
         case captureLevelDBFS = "capture_level_dbfs", playbackLevelDBFS = "playback_level_dbfs"
         case route, cpuLoad = "cpu_load", packetsDropped = "packets_dropped"
+        case mediaEncryption = "media_encryption", srtpProfile = "srtp_profile", srtpProtected = "srtp_protected",
+             srtpUnprotected = "srtp_unprotected", srtpAuthenticationFailures = "srtp_authentication_failures",
+             srtpReplays = "srtp_replays", dtlsHandshakeMs = "dtls_handshake_ms"
     }
 }

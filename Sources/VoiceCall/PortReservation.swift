@@ -25,6 +25,14 @@ final class PortReservation: Sendable {
         throw .media("no free RTP/RTCP port pair on \(host)")
     }
 
-    /// Lets the ports go, just before the RTP session binds them.
+    /// Lets the ports go.
     func release() { holders.withLock { $0.removeAll() } }
+
+    /// Hands the bound sockets over (to the call's RTP session), once; nil after.
+    func take() -> (rtp: UDPSocket, rtcp: UDPSocket)? {
+        holders.withLock { holders in
+            defer { holders.removeAll() }
+            return holders.count == 2 ? (holders[0], holders[1]) : nil
+        }
+    }
 }

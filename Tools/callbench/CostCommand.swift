@@ -3,6 +3,7 @@ import ArgumentParser
 import AudioIO
 import AudioSession
 import Foundation
+import MediaNegotiation
 import Opus
 import Simulation
 import Synchronization
@@ -35,9 +36,12 @@ struct CostCommand: AsyncParsableCommand {
     var runs = 5
     @Flag(help: "Also run the bare frames through VoiceProcessingUnit (the library's own processing around SpeexDSP), in the same halves.")
     var breakdown = false
+    @Option(name: .customLong("media-encryption"), help: "Media encryption of the calls: off, sdes (SRTP keyed in the SDP; keys allowed over the UDP signalling) or dtls (DTLS-SRTP).")
+    var mediaEncryption = "off"
     @Flag(help: "Print one JSON object as the last line.") var json = false
 
     func validate() throws {
+        guard MediaEncryption(rawValue: mediaEncryption) != nil else { throw ValidationError("--media-encryption: off, sdes or dtls") }
         guard (1...100).contains(calls) else { throw ValidationError("--calls must be in 1...100") }
         guard seconds >= 1, seconds <= 600 else { throw ValidationError("--seconds must be in 1...600") }
         guard (1...20).contains(runs) else { throw ValidationError("--runs must be in 1...20") }
@@ -46,6 +50,8 @@ struct CostCommand: AsyncParsableCommand {
 
     func run() async throws {
         let periods = Int(seconds * 50)  // 20 ms periods per endpoint
+        let security = MediaSecurityPolicy(encryption: MediaEncryption(rawValue: mediaEncryption)!, requirement: .mandatory,
+                                           allowsClearKeys: true)
         // The demo's conversation (2 s turns, looped after at most a minute) and room (a phone in
         // speaker mode, the echo as loud as the talker).
         let room = SpeakerphoneRoom.echoPath(sampleRate: rate)
@@ -60,7 +66,8 @@ struct CostCommand: AsyncParsableCommand {
         }
         var reports: [CostReport] = []
         for n in 1...runs {
-            let report = try await measure(sides: sides, setup: CostSetup(speech: speech, room: room, rate: rate, periods: periods, paced: paced))
+            let report = try await measure(sides: sides, setup: CostSetup(speech: speech, room: room, rate: rate, periods: periods, paced: paced,
+                                                                       security: security))
             if runs > 1 {
                 print(String(format: "run %d of %d: %.2f %% per endpoint, bare %.2f %%, ratio %.3f, %.1fx real time", n, runs,
                              report.cpuPerCallPercent, report.bareCPUPerCallPercent, report.ratio, report.speed))
@@ -170,6 +177,7 @@ struct CostCommand: AsyncParsableCommand {
 /// until all calls are connected, so that the calls run together.
 struct CostSetup: Sendable {
     let speech: [[Float]], room: EchoPathConfiguration, rate: Int, periods: Int, paced: Bool
+    let security: MediaSecurityPolicy
     let gate = CostGate()
 }
 
@@ -260,6 +268,7 @@ final class CostEndpoint: Sendable {
             return made.set(CostRoom(device, quota: setup.periods, gate: setup.gate, paced: setup.paced))
         })
         configuration.preferredSampleRate = Double(setup.rate)
+        configuration.mediaSecurity = setup.security
         controller = try CallController(configuration: configuration, session: system.makeSession(name: name))
     }
 

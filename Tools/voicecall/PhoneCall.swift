@@ -155,6 +155,10 @@ struct PhoneReport: Encodable {
             ("route", s.route),
             ("audio thread CPU %", f(s.cpuLoad * 100, 2)),
             ("xruns / packets dropped", "\(s.xruns) / \(s.packetsDropped)"),
+            ("media encryption", s.mediaEncryption == "off" ? "off"
+                : "\(s.mediaEncryption) \(s.srtpProfile ?? "(no keys)"): protected \(s.srtpProtected), unprotected \(s.srtpUnprotected), "
+                + "bad tags \(s.srtpAuthenticationFailures), replays \(s.srtpReplays)"
+                + (s.dtlsHandshakeMs.map { ", handshake \(f($0)) ms" } ?? "")),
             ("session active after the call", "\(sessionActive)"),
             ("DTMF keys the peer pressed", dtmfReceived.isEmpty ? "-" : dtmfReceived),
         ] + (output.map { [("peer's voice written to", $0)] } ?? [])

@@ -2,6 +2,7 @@ import ToolSupport
 import ArgumentParser
 import AudioIO
 import Foundation
+import MediaNegotiation
 import Opus
 import RTP
 import SIP
@@ -61,6 +62,12 @@ struct PhoneOptions: ParsableArguments {
     var outboundProxy: String?
     @Option(name: .customLong("dns-server"), help: "Ask this DNS server (ADDRESS:PORT) for the SRV and address records of the names given (registrar, proxy, target). Default: the system's.")
     var dnsServer: String?
+    @Option(name: .customLong("media-encryption"), help: "Encrypt media with SRTP: off, sdes (keys in the SDP, over TLS signalling unless --allow-clear-keys) or dtls (DTLS-SRTP).")
+    var mediaEncryption: MediaEncryptionChoice = .off
+    @Option(help: "With --media-encryption: optional (a peer that cannot encrypt gets a call in clear) or mandatory (it gets 488, or the call ends).")
+    var srtp: SRTPRequirementChoice = .optional
+    @Flag(name: .customLong("allow-clear-keys"), help: "Let SDES keys travel over signalling that is not TLS (UDP, TCP): anyone on the path can then read them.")
+    var allowClearKeys = false
     @Flag(help: "Print one JSON object as the last line.") var json = false
 
     enum FileRoom: String, ExpressibleByArgument, Sendable { case none, speakerphone }
@@ -94,6 +101,8 @@ struct PhoneOptions: ParsableArguments {
 
     /// The transport options as a call configuration's (TLS only when asked for).
     func apply(to configuration: inout CallConfiguration) throws {
+        configuration.mediaSecurity = MediaSecurityPolicy(encryption: mediaEncryption.value, requirement: srtp.value,
+                                                          allowsClearKeys: allowClearKeys)
         configuration.sipTransport = transport.kind
         configuration.listensOnTCP = transport == .tcp
         configuration.outboundProxy = outboundProxy.flatMap(SIPURI.init)
@@ -105,6 +114,9 @@ struct PhoneOptions: ParsableArguments {
     }
 
     func validate() throws {
+        if srtp == .mandatory, mediaEncryption == .off {
+            throw ValidationError("--srtp mandatory needs --media-encryption sdes or dtls")
+        }
         if let outboundProxy { guard SIPURI(outboundProxy) != nil else { throw ValidationError("--outbound-proxy: not a SIP URI: \(outboundProxy)") } }
         if let dnsServer { guard (try? SocketAddress(parsing: dnsServer)) != nil else { throw ValidationError("--dns-server: not ADDRESS:PORT: \(dnsServer)") } }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
@@ -123,6 +135,18 @@ struct PhoneOptions: ParsableArguments {
         if room != .none, input == nil, output == nil { throw ValidationError("--room needs WAV files (--input/--output)") }
         if proximityThreshold != nil, usesFiles { throw ValidationError("--proximity-threshold needs a sound card (--device or --route-map)") }
     }
+}
+
+/// `--media-encryption`.
+enum MediaEncryptionChoice: String, ExpressibleByArgument, CaseIterable, Sendable {
+    case off, sdes, dtls
+    var value: MediaEncryption { MediaEncryption(rawValue: rawValue)! }
+}
+
+/// `--srtp`.
+enum SRTPRequirementChoice: String, ExpressibleByArgument, CaseIterable, Sendable {
+    case optional, mandatory
+    var value: SRTPRequirement { SRTPRequirement(rawValue: rawValue)! }
 }
 
 /// `--transport`: the SIP transport for targets that name none.

@@ -50,6 +50,12 @@ public struct SIPLocatedTarget: Sendable {
     /// Our host in Via and Contact toward the first server: what the offer's `c=` line carries.
     public let localHost: String
     let servers: [SIPHop]
+
+    /// The transport to the first server.
+    public var transport: SIPTransportKind { servers[0].transport }
+    /// Whether every server the INVITE may go to (failover included) is reached over TLS: what
+    /// SDES needs before it puts keys in an offer.
+    public var isSecure: Bool { servers.allSatisfy { $0.transport == .tls } }
 }
 
 extension SIPUserAgent {
