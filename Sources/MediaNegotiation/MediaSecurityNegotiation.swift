@@ -93,6 +93,8 @@ extension MediaSecurityPolicy {
     /// answer with (the offer's), the attributes, and what is agreed.
     ///
     /// - Parameters:
+    ///   - offer: the peer's offer.
+    ///   - media: its audio stream we accept (``OpusSDP/streamMedia(in:)``).
     ///   - fingerprint: our certificate's fingerprint, for DTLS-SRTP.
     ///   - secure: the offer came over TLS (SDES keys may be answered over it).
     /// - Throws: ``MediaSecurityError``: the caller declines with 488.

@@ -111,9 +111,11 @@ public final class RTPSession: Sendable {
     /// Binds the sockets (RTP on the local address, RTCP on the next port unless muxed) and
     /// makes the SRTP contexts the keys call for.
     ///
+    /// - Parameter configuration: addresses, codec, validation and protection.
     /// - Parameter bound: sockets already bound to the RTP and RTCP ports (those offered in SDP),
     ///   used instead of binding new ones: what the peer sent before the session existed (a DTLS
     ///   ClientHello, the first RTP) waits in them rather than being refused.
+    /// - Parameter logger: where the session and its network thread log.
     public init(configuration: RTPSessionConfiguration, bound: (rtp: UDPSocket, rtcp: UDPSocket)? = nil,
                 logger: Logger = Logger(label: "callaudio.rtp")) throws(RTPSessionError) {
         self.configuration = configuration
