@@ -34,6 +34,7 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
     private let lastStatistics = Mutex(CallStatistics())
     private let controller: CallController
     private let waiters = Mutex<[Waiter]>([])
+    let muted = Atomic<Bool>(false)
 
     /// Someone waiting for the call to reach a state.
     private struct Waiter {
@@ -77,6 +78,38 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
 
     /// Declines an incoming call (486 Busy Here).
     public func reject() async { await controller.reject(self) }
+
+    /// Declines an incoming call with `status` (a final response, 400 to 699: 486 Busy Here,
+    /// 603 Decline, 480 Temporarily Unavailable, ...) and `reason`, by default the status's own phrase.
+    ///
+    /// - Throws: ``CallError/invalidState(_:)``, sending nothing, for a status outside 400...699,
+    ///   a reason with line breaks, or a call that is not ringing.
+    public func reject(status: Int, reason: String? = nil) async throws(CallError) {
+        try await controller.reject(self, status: status, reason: reason)
+    }
+
+    /// Holds the call: capture and playout stop, and the peer is told with a re-INVITE offering
+    /// `a=inactive` (so it stops sending and shows the call as held). The call stays
+    /// ``CallState/held(_:)`` with ``HoldReason/local`` until ``resume()``, whatever an
+    /// interruption does meanwhile.
+    ///
+    /// - Throws: ``CallError/invalidState(_:)`` when the call is not active or held.
+    public func hold() async throws(CallError) { try await controller.hold(self) }
+
+    /// Takes a held call off hold: the session is activated again, capture and playout restart,
+    /// and the peer gets a re-INVITE offering `a=sendrecv`.
+    ///
+    /// - Throws: ``CallError/invalidState(_:)`` when the call is not held,
+    ///   ``CallError/audioSession(_:)`` when the audio cannot be had (a phone call holds it).
+    public func resume() async throws(CallError) { try await controller.resumeHeld(self) }
+
+    /// Mutes or unmutes the microphone: while muted the peer gets silence, and the voice
+    /// processing keeps running on the real microphone, so the echo canceller stays converged
+    /// and unmuting is clean at once.
+    public func setMuted(_ muted: Bool) async { await controller.setMuted(muted, on: self) }
+
+    /// Whether the microphone is muted (``setMuted(_:)``).
+    public var isMuted: Bool { muted.load(ordering: .relaxed) }
 
     /// Waits until the call has ended and returns why (any number of waiters, independent of ``states``).
     public func ended() async -> CallEndReason {

@@ -39,6 +39,7 @@ extension CallController {
                                       recordUplinkSeconds: configuration.recordUplinkSeconds) { [weak self] error in
                 Task { await self?.deviceFailed(id, error) }
             }
+            media.setMuted(record.call.isMuted)
             record.media = media
             record.remote = remote
             records[id] = record
@@ -193,39 +194,16 @@ extension CallController {
         logger.info("call \(id) ended: \(reason)")
     }
 
-    func interrupted(_ id: String) {
-        guard let record = records[id], record.call.apply(.interrupted) else { return }
-        record.io?.end()
-        records[id]?.io = nil
-        logger.info("call \(id) on hold: the audio session was interrupted")
-        holdOnTheWire(true, id)
-    }
-
-    /// Holds the call on the wire too (or resumes it), if so configured: re-offers from the peer
-    /// are answered within `inactive` until then (``HeldCalls``), and the peer is told with a
-    /// re-INVITE offering `inactive` (or `sendrecv`) once the call is established.
-    func holdOnTheWire(_ held: Bool, _ id: String) {
-        guard configuration.holdsPeerWhileInterrupted else { return }
-        heldCalls.set(id, held: held)
-        let direction: MediaDirection = held ? .inactive : .sendrecv
-        guard let record = records[id], let ours = Self.description(in: record.sip.localDescription) else { return }
-        do {
-            let offer = try OpusSDP.reoffer(ours, direction: direction)
-            try record.sip.reinvite(offer: .sdp(offer.text))
-        } catch {
-            logger.info("call \(id): the peer is not told (\(direction)): \(error)")
-        }
-    }
-
     func sessionNotification(_ note: AudioSessionNotification) {
         switch note {
         case let .interruption(interruption):
-            eventContinuation.yield(.interruption(interruption))
-            if interruption.type == .ended, interruption.options.contains(.shouldResume), let id = mediaCallID {
-                resume(id)
+            eventBroadcast.yield(.interruption(interruption))
+            if interruption.type == .ended, interruption.options.contains(.shouldResume), let id = mediaCallID,
+               records[id]?.call.state == .held(.interrupted) {
+                try? resumeAudio(id)
             }
         case let .routeChange(change):
-            eventContinuation.yield(.routeChanged(reason: change.reason, route: session.currentRoute))
+            eventBroadcast.yield(.routeChanged(reason: change.reason, route: session.currentRoute))
         default:
             break
         }
@@ -237,22 +215,6 @@ extension CallController {
         try session.beginIO(named: "call \(id)") { [weak self, weak media] in
             media?.pauseAudio()
             if let self { Task { await self.interrupted(id) } }
-        }
-    }
-
-    /// Reactivates the session and restarts capture and playout of a held call.
-    func resume(_ id: String) {
-        guard var record = records[id], case .held = record.call.state, let media = record.media else { return }
-        do {
-            try session.setActive(true)
-            record.io = try beginIO(id, media)
-            try media.resumeAudio()
-            records[id] = record
-            record.call.apply(.resumed)
-            logger.info("call \(id) resumed")
-            holdOnTheWire(false, id)
-        } catch {
-            logger.error("call \(id): cannot resume: \(error)")
         }
     }
 

@@ -82,7 +82,7 @@ extension CallController {
         media.rtp.isSending = sending
         guard announcesHold, !weHold else { return }
         logger.info("call \(call.id): \(sending ? "the peer took the call off hold" : "the peer put the call on hold")")
-        eventContinuation.yield(.peerHold(callID: call.id, held: !sending))
+        eventBroadcast.yield(.peerHold(callID: call.id, held: !sending))
     }
 
     /// The answer to a peer's changed offer in an established call (hold, resume, media moved

@@ -45,15 +45,19 @@ public actor CallController {
     public let configuration: CallConfiguration
     /// The audio session the controller drives.
     public nonisolated let session: AudioSession
-    /// Calls from peers, in the incoming-ringing state; answer or reject them.
-    public nonisolated let incomingCalls: AsyncStream<Call>
-    /// Route changes and interruptions.
-    public nonisolated let events: AsyncStream<Event>
+    /// Calls from peers, in the incoming-ringing state; answer or reject them. Each use is a
+    /// subscription of its own, so any number of readers each get every call: first the calls
+    /// still ringing, then each new one. A reader that falls behind keeps the newest 16.
+    public nonisolated var incomingCalls: AsyncStream<Call> { incomingBroadcast.subscribe() }
+    /// Route changes, interruptions and the peers' holds, from the moment of each use: a
+    /// subscription of its own (any number of readers), which keeps the newest 64 events while
+    /// its reader is behind.
+    public nonisolated var events: AsyncStream<Event> { eventBroadcast.subscribe() }
 
     let userAgent: SIPUserAgent
     let logger: Logger
-    let incomingContinuation: AsyncStream<Call>.Continuation
-    let eventContinuation: AsyncStream<Event>.Continuation
+    let incomingBroadcast = Broadcast<Call>(limit: 16) { $0.state == .incomingRinging }
+    let eventBroadcast = Broadcast<Event>(limit: 64)
     var records: [String: CallRecord] = [:]
     var mediaCallID: String?
     var observer: AudioSessionObserverToken?
@@ -70,12 +74,16 @@ public actor CallController {
     /// Creates a controller listening for SIP on `configuration.sipAddress`.
     ///
     /// - Parameter configuration: addresses, codec, voice processing, audio and media policy.
-    /// - Parameter session: the audio session to drive (`AudioSession.shared` for an app).
+    /// - Parameter session: the audio session to drive. Nil: with the default
+    ///   ``CallConfiguration/Audio/hardware`` audio, a session of its own on the sound card
+    ///   (`AudioIO/ALSAAudioHardware` with its laptop route map: ALSA's `default` PCM), so the
+    ///   defaults place a call on this machine's sound card; with devices made per call,
+    ///   `AudioSession.shared`.
     /// - Parameter logger: where the controller, its SIP user agent and its calls log.
-    public init(configuration: CallConfiguration, session: AudioSession = .shared,
+    public init(configuration: CallConfiguration, session: AudioSession? = nil,
                 logger: Logger = Logger(label: "callaudio.call")) throws(CallError) {
         self.configuration = configuration
-        self.session = session
+        self.session = session ?? Self.defaultSession(for: configuration)
         self.logger = logger
         let heldCalls = HeldCalls()
         self.heldCalls = heldCalls
@@ -101,8 +109,12 @@ public actor CallController {
         } catch {
             throw .signalling("cannot listen on \(configuration.sipAddress): \(error)")
         }
-        (incomingCalls, incomingContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
-        (events, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    /// The session a controller drives when none is given (see ``init(configuration:session:logger:)``).
+    static func defaultSession(for configuration: CallConfiguration) -> AudioSession {
+        guard case .hardware = configuration.audio else { return .shared }
+        return AudioSystem(hardware: ALSAAudioHardware()).makeSession(name: "call")
     }
 
     /// Starts answering SIP and observing the session. Call once.
@@ -160,8 +172,8 @@ public actor CallController {
         listener?.cancel()
         if let observer { session.removeObserver(observer) }
         userAgent.close()
-        incomingContinuation.finish()
-        eventContinuation.finish()
+        incomingBroadcast.finish()
+        eventBroadcast.finish()
     }
 
     // MARK: Outgoing
@@ -233,7 +245,7 @@ public actor CallController {
         mediaCallID = call.id
         try? sipCall.ringing()
         follow(sipCall, call)
-        incomingContinuation.yield(call)
+        incomingBroadcast.yield(call)
     }
 
     func answer(_ call: Call) async throws(CallError) {

@@ -32,6 +32,8 @@ final class CallMedia: @unchecked Sendable {
     private var sender: RTPSender
     private var jitter: JitterBuffer
     private let capturesSilence: Atomic<Bool>
+    /// The call is muted: what goes to the peer is silence, after the voice processing.
+    private let muted = Atomic<Bool>(false)
     private let capturePower = Atomic<UInt32>(0)     // Float bits: mean square over the call so far (full scale 1)
     private let playbackPower = Atomic<UInt32>(0)
     private var captureEnergy = 0.0                  // sums of the periods' mean squares (I/O thread)
@@ -134,6 +136,9 @@ final class CallMedia: @unchecked Sendable {
     /// Whether capture is replaced by silence (record permission denied).
     func setCapturesSilence(_ on: Bool) { capturesSilence.store(on, ordering: .relaxed) }
 
+    /// Sends silence instead of the processed microphone (the processing itself goes on).
+    func setMuted(_ on: Bool) { muted.store(on, ordering: .relaxed) }
+
     // MARK: Meters (any thread)
 
     /// The capture and playback levels over the call so far (mean power), in dBFS.
@@ -162,6 +167,7 @@ final class CallMedia: @unchecked Sendable {
         if capturesSilence.load(ordering: .relaxed) { cycle.capture.update(repeating: 0) }
         voice.process(capture: cycle.capture, render: UnsafeBufferPointer(cycle.playback),
                       timing: VoiceProcessingTiming(deviceDelayFrames: timing.roundTripFrames))
+        if muted.load(ordering: .relaxed) { cycle.capture.update(repeating: 0) }
         let recorded = uplinkRecorded.load(ordering: .relaxed)
         if recorded + cycle.capture.count <= uplinkRecording.count, uplinkRecording.count > 1 {
             _ = UnsafeMutableBufferPointer(rebasing: uplinkRecording[recorded..<(recorded + cycle.capture.count)])

@@ -1,8 +1,9 @@
 /// Where a call is in its life.
 ///
 /// ```
-/// idle ─dial─> outgoingRinging ─answered─> active <─resume── held
-///  └─incoming─> incomingRinging ─answer──>   │  └─interrupted─> held
+/// idle ─dial─> outgoingRinging ─answered─> active <─resumed── held
+///  └─incoming─> incomingRinging ─answer──>   ├─interrupted─> held(interrupted) ─hold─> held(local)
+///                                            └─hold────────> held(local)
 ///                   every state but ended ─hang up / BYE / failure─> ended(reason)
 /// ```
 ///
@@ -40,6 +41,8 @@ public enum CallState: Sendable, Equatable, CustomStringConvertible {
 public enum HoldReason: String, Sendable, Equatable {
     /// A higher-priority session (a phone call, another app) took the audio.
     case interrupted
+    /// The app held it (``Call/hold()``): only ``Call/resume()`` takes it off hold.
+    case local
 }
 
 /// Why a call ended.
@@ -93,6 +96,8 @@ public enum CallEvent: Sendable, Equatable {
     case answered
     case answer
     case interrupted
+    /// The app holds the call.
+    case hold
     case resumed
     case ended(CallEndReason)
 }
@@ -128,6 +133,7 @@ public struct CallStateMachine: Sendable, Equatable {
         case (.incomingRinging, .answer): return .active
         case (.active, .interrupted): return .held(.interrupted)
         case (.held, .interrupted): return state
+        case (.active, .hold), (.held, .hold): return .held(.local)
         case (.held, .resumed): return .active
         case (.ended, _): break
         case (_, .ended(let reason)): return .ended(reason)

@@ -107,6 +107,37 @@ struct SRTPSessionTests {
         #expect(s.packetsReceived <= 60)
     }
 
+    @Test("After rekeyInbound the peer's packets under the new key are taken, and those under the old key are not")
+    func rekeyedInbound() async throws {
+        let old = SRTPMasterKey.random(profile: .aesCM128HMACSHA1_80), new = SRTPMasterKey.random(profile: .aesCM128HMACSHA1_80)
+        let peer = try UDPSocket(bindingTo: Self.loopback)
+        let b = try Self.session(to: peer.localAddress, .srtp(local: .random(profile: .aesCM128HMACSHA1_80), remote: old))
+        b.start()
+        defer { b.stop() }
+        /// Packets 0..<n of an SSRC, protected with `key`, sent from the peer's socket.
+        func send(_ key: SRTPMasterKey, sequence: Range<Int>) throws {
+            var context = try SRTPContext(key: key, direction: .outbound, ssrc: 0x1234)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256, alignment: 16)
+            defer { buffer.deallocate() }
+            let payload = [UInt8](repeating: 0x55, count: 40)
+            for n in sequence {
+                let header = RTPHeader(marker: false, payloadType: 96, sequenceNumber: UInt16(n), timestamp: UInt32(n * 320), ssrc: 0x1234)
+                let length = try payload.withUnsafeBytes { try header.write(payload: $0, into: buffer) }
+                let protected = try context.protectRTP(buffer, length: length)
+                _ = peer.send(UnsafeRawBufferPointer(rebasing: buffer[0..<protected]), to: b.localAddress)
+            }
+        }
+        try send(old, sequence: 0..<10)
+        #expect(await eventually { b.statistics.srtpUnprotected == 10 })
+        try b.rekeyInbound(new)
+        try await Task.sleep(for: .milliseconds(60))  // the network thread's next turn
+        try send(old, sequence: 10..<20)
+        try send(new, sequence: 20..<30)
+        #expect(await eventually { b.statistics.srtpUnprotected == 20 })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(b.statistics.srtpUnprotected == 20 && b.statistics.srtpAuthenticationFailures == 10)
+    }
+
     @Test("The send path allocates nothing per frame with SRTP")
     func senderDoesNotAllocate() async throws {
         #expect(AllocationCounter.isActive)

@@ -14,6 +14,17 @@ struct CallStateMachineTests {
         try call.apply(.ended(.remoteHangUp)); #expect(call.state == .ended(.remoteHangUp))
     }
 
+    @Test("The app's hold outlasts an interruption and only its resume ends it")
+    func appHold() throws {
+        #expect(try CallStateMachine.next(.active, .hold) == .held(.local))
+        #expect(try CallStateMachine.next(.held(.interrupted), .hold) == .held(.local))
+        #expect(try CallStateMachine.next(.held(.local), .interrupted) == .held(.local))
+        #expect(try CallStateMachine.next(.held(.local), .resumed) == .active)
+        for state in [CallState.idle, .outgoingRinging, .incomingRinging, .ended(.busy)] {
+            #expect(throws: InvalidCallTransition.self) { _ = try CallStateMachine.next(state, .hold) }
+        }
+    }
+
     @Test("An incoming call is answered by us, not by the peer")
     func incomingLifecycle() throws {
         var call = CallStateMachine()
@@ -25,11 +36,11 @@ struct CallStateMachineTests {
     }
 
     @Test("Every state but ended can end; an ended call accepts nothing", arguments: [
-        CallState.idle, .outgoingRinging, .incomingRinging, .active, .held(.interrupted),
+        CallState.idle, .outgoingRinging, .incomingRinging, .active, .held(.interrupted), .held(.local),
     ])
     func endsFromAnyLiveState(state: CallState) throws {
         #expect(try CallStateMachine.next(state, .ended(.localHangUp)) == .ended(.localHangUp))
-        for event in [CallEvent.dial, .incoming, .answered, .answer, .interrupted, .resumed, .ended(.localHangUp)] {
+        for event in [CallEvent.dial, .incoming, .answered, .answer, .interrupted, .hold, .resumed, .ended(.localHangUp)] {
             #expect(throws: InvalidCallTransition.self) { _ = try CallStateMachine.next(.ended(.busy), event) }
         }
     }

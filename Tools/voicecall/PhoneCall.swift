@@ -15,7 +15,7 @@ enum PhoneCall {
         let actions = ActionQueue()
         let keys = interactive ? TerminalKeys { key in keyPressed(key, actions) } : nil
         let signals = StopSignals { actions.push(.hangUp) }
-        if keys != nil { status.note("keys: s speaker on/off, p proximity near/far, h plug/unplug a headset, 0-9 * # DTMF, q hang up") }
+        if keys != nil { status.note("keys: s speaker on/off, p proximity near/far, h plug/unplug a headset, k hold/resume, m mute/unmute, 0-9 * # DTMF, q hang up") }
         // Keys the peer presses, and `--dtmf` a second after the call connects (an IVR menu).
         let received = Mutex("")
         let listener = Task {
@@ -60,6 +60,8 @@ enum PhoneCall {
         case "p": actions.push(.toggleProximity)
         case "h": actions.push(.toggleHeadset)
         case "q": actions.push(.hangUp)
+        case "k": actions.push(.toggleHold)
+        case "m": actions.push(.toggleMute)
         case "0"..."9", "*", "#": actions.push(.dtmf(key))
         default: break
         }
@@ -91,6 +93,19 @@ enum PhoneCall {
                 case .hangUp: hangUp = true
                 case .dtmf(let key):
                     do { try await call.sendDTMF(String(key)) } catch { status.note("\(error)") }
+                    continue
+                case .toggleHold:
+                    let held = if case .held(.local) = call.state { true } else { false }
+                    do {
+                        if held { try await call.resume() } else { try await call.hold() }
+                        status.note(held ? "resumed" : "on hold")
+                    } catch {
+                        status.note("\(error)")
+                    }
+                    continue
+                case .toggleMute:
+                    await call.setMuted(!call.isMuted)
+                    status.note(call.isMuted ? "muted" : "unmuted")
                     continue
                 default: break
                 }

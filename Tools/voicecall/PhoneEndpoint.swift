@@ -15,6 +15,8 @@ import WAV
 /// Something the person at the phone does during a call (keys on a terminal, Ctrl-C).
 enum PhoneAction: Sendable {
     case toggleSpeaker, toggleProximity, toggleHeadset, hangUp
+    /// Hold or resume, mute or unmute (the call loop does them: they are asynchronous).
+    case toggleHold, toggleMute
     /// Send a DTMF key (the call loop does it: it is asynchronous).
     case dtmf(Character)
 }
@@ -178,6 +180,8 @@ final class PhoneEndpoint: Sendable {
             return "hanging up"
         case .dtmf(let key):
             return "DTMF \(key)"
+        case .toggleHold, .toggleMute:
+            return ""
         }
     }
 

@@ -1,0 +1,114 @@
+import AudioSession
+import Logging
+import MediaNegotiation
+import SDP
+import SIP
+import Synchronization
+
+/// Holding and resuming calls (by the app, or by an interruption of the audio session), mute,
+/// and declining with a chosen status.
+extension CallController {
+    /// The session was interrupted under call `id`: it is held, and the peer told if so configured.
+    func interrupted(_ id: String) {
+        guard let record = records[id], record.call.apply(.interrupted) else { return }
+        record.io?.end()
+        records[id]?.io = nil
+        logger.info("call \(id) on hold: the audio session was interrupted")
+        if configuration.holdsPeerWhileInterrupted { tellPeer(held: true, id) }
+    }
+
+    /// The app holds `call` (``Call/hold()``).
+    func hold(_ call: Call) throws(CallError) {
+        guard let record = records[call.id] else { throw .invalidState("no call \(call.id)") }
+        switch call.state {
+        case .held(.local):
+            return
+        case .held(.interrupted):
+            // Audio already stopped; the peer may not have been told (holdsPeerWhileInterrupted).
+            call.apply(.hold)
+            if !configuration.holdsPeerWhileInterrupted { tellPeer(held: true, call.id) }
+        case .active:
+            record.media?.pauseAudio()
+            record.io?.end()
+            records[call.id]?.io = nil
+            call.apply(.hold)
+            tellPeer(held: true, call.id)
+        default:
+            throw .invalidState("only an active call can be held (\(call.state))")
+        }
+        logger.info("call \(call.id) held")
+    }
+
+    /// The app takes `call` off hold (``Call/resume()``).
+    func resumeHeld(_ call: Call) throws(CallError) {
+        guard case .held = call.state else { throw .invalidState("only a held call can be resumed (\(call.state))") }
+        try resumeAudio(call.id)
+    }
+
+    /// Reactivates the session, restarts capture and playout of held call `id`, and tells the
+    /// peer if it was told of the hold.
+    func resumeAudio(_ id: String) throws(CallError) {
+        guard var record = records[id], case let .held(reason) = record.call.state, let media = record.media else {
+            throw .invalidState("call \(id) is not held")
+        }
+        do {
+            try session.setActive(true)
+            record.io = try beginIO(id, media)
+        } catch {
+            logger.error("call \(id): cannot resume: \(error)")
+            throw .audioSession("\(error)")
+        }
+        try media.resumeAudio()
+        records[id] = record
+        record.call.apply(.resumed)
+        logger.info("call \(id) resumed")
+        if reason == .local || configuration.holdsPeerWhileInterrupted { tellPeer(held: false, id) }
+    }
+
+    /// Tells the peer of our hold (or its end): re-offers from it are answered within `inactive`
+    /// meanwhile (``HeldCalls``), and it gets a re-INVITE offering `inactive` (or `sendrecv`)
+    /// once the call is established.
+    func tellPeer(held: Bool, _ id: String) {
+        heldCalls.set(id, held: held)
+        let direction: MediaDirection = held ? .inactive : .sendrecv
+        guard let record = records[id], let ours = Self.description(in: record.sip.localDescription) else { return }
+        do {
+            let offer = try OpusSDP.reoffer(ours, direction: direction)
+            try record.sip.reinvite(offer: .sdp(offer.text))
+        } catch {
+            logger.info("call \(id): the peer is not told (\(direction)): \(error)")
+        }
+    }
+
+    /// Mutes or unmutes `call`'s microphone (the choice outlives a hold and a device restart).
+    func setMuted(_ muted: Bool, on call: Call) {
+        call.muted.store(muted, ordering: .relaxed)
+        records[call.id]?.media?.setMuted(muted)
+    }
+
+    /// Declines a ringing incoming call with `status` and `reason`.
+    func reject(_ call: Call, status: Int, reason: String?) throws(CallError) {
+        guard (400...699).contains(status) else { throw .invalidState("\(status) is not a final error status (400 to 699)") }
+        guard reason.map({ !$0.contains { $0.isNewline } }) ?? true else { throw .invalidState("a reason phrase is one line") }
+        guard let record = records[call.id], call.state == .incomingRinging else {
+            throw .invalidState("only an incoming call that is ringing can be rejected (\(call.state))")
+        }
+        try? record.sip.reject(status: status, reason: reason ?? Self.reasonPhrase(status))
+        end(call.id, .rejected)
+    }
+
+    /// RFC 3261's phrase for the statuses an app declines with, else a generic one.
+    static func reasonPhrase(_ status: Int) -> String {
+        switch status {
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 480: "Temporarily Unavailable"
+        case 486: "Busy Here"
+        case 488: "Not Acceptable Here"
+        case 600: "Busy Everywhere"
+        case 603: "Decline"
+        case 604: "Does Not Exist Anywhere"
+        default: status < 500 ? "Request Failed" : status < 600 ? "Server Error" : "Global Failure"
+        }
+    }
+}
