@@ -66,7 +66,7 @@ extension AudioSession {
             self == .ambient || self == .soloAmbient
         }
 
-        /// The category options this category accepts (spec section 3).
+        /// The category options this category accepts (`Docs/session.md`, "Categories, modes and options").
         ///
         /// Passing any other option to ``AudioSession/setCategory(_:mode:options:)`` throws
         /// ``AudioSessionError/categoryOptionNotAccepted(option:category:)``.
@@ -88,7 +88,8 @@ extension AudioSession {
             }
         }
 
-        /// The modes this category supports (spec section 2). Another mode falls back to ``Mode/default``.
+        /// The modes this category supports (`Docs/session.md`, "Categories, modes and options"). Another mode
+        /// falls back to ``Mode/default``.
         ///
         /// Thread safety: safe from any thread.
         public var supportedModes: Set<Mode> {

@@ -1,4 +1,4 @@
-/// The arbitration rules (spec section 4): who may be active with which configuration, and whom
+/// The arbitration rules (`Docs/session.md`, "Arbitration rules"): who may be active with which configuration, and whom
 /// that interrupts. Activation and a configuration change on an active session go through the
 /// same ``admission(of:)``, so a change can never get past a rule that activation enforces.
 extension SystemState {
