@@ -13,25 +13,26 @@ let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 let package = Package(
     name: "CallAudio",
     products: [
-        .library(name: "AudioSession", targets: ["AudioSession"]),
-        .library(name: "Opus", targets: ["Opus"]),
-        .library(name: "SpeexDSP", targets: ["SpeexDSP"]),
-        .library(name: "ALSA", targets: ["ALSA"]),
-        .library(name: "WAV", targets: ["WAV"]),
-        .library(name: "Platform", targets: ["Platform"]),
-        .library(name: "DSP", targets: ["DSP"]),
-        .library(name: "AudioAnalysis", targets: ["AudioAnalysis"]),
         // The call engine and what an embedding softphone imports beside it (Docs/embedding.md).
         .library(name: "VoiceCall", targets: ["VoiceCall"]),
+        .library(name: "AudioSession", targets: ["AudioSession"]),
         .library(name: "AudioIO", targets: ["AudioIO"]),
         .library(name: "VoiceProcessing", targets: ["VoiceProcessing"]),
+        .library(name: "SIP", targets: ["SIP"]),
         .library(name: "RTP", targets: ["RTP"]),
         .library(name: "SDP", targets: ["SDP"]),
         .library(name: "MediaNegotiation", targets: ["MediaNegotiation"]),
-        .library(name: "SIP", targets: ["SIP"]),
+        // The C libraries' wrappers and the platform layer, for direct use.
+        .library(name: "Opus", targets: ["Opus"]),
+        .library(name: "SpeexDSP", targets: ["SpeexDSP"]),
+        .library(name: "ALSA", targets: ["ALSA"]),
+        .library(name: "OpenSSL", targets: ["OpenSSL"]),
         .library(name: "SRTP", targets: ["SRTP"]),
         .library(name: "DNS", targets: ["DNS"]),
-        .library(name: "Simulation", targets: ["Simulation"]),
+        .library(name: "Platform", targets: ["Platform"]),
+        // For tests, demos and benches, never for a shipped softphone: simulated rooms and
+        // devices, signal measurement, WAV files, the DSP kernels they use.
+        .library(name: "CallAudioTesting", targets: ["Simulation", "AudioAnalysis", "WAV", "DSP"]),
         .executable(name: "voicecall", targets: ["voicecall"]),
         .executable(name: "callbench", targets: ["callbench"]),
     ],

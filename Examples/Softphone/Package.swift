@@ -21,8 +21,7 @@ let package = Package(
                 .product(name: "VoiceCall", package: callAudio),
                 .product(name: "AudioIO", package: callAudio),
                 .product(name: "AudioSession", package: callAudio),
-                .product(name: "Simulation", package: callAudio),
-                .product(name: "WAV", package: callAudio),
+                .product(name: "CallAudioTesting", package: callAudio),  // simulated devices and WAV files
             ],
             path: "Sources/Softphone"
         ),

@@ -35,6 +35,7 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
     private let controller: CallController
     private let waiters = Mutex<[Waiter]>([])
     let muted = Atomic<Bool>(false)
+    private let response = Mutex<SIPFinalResponse?>(nil)
 
     /// Someone waiting for the call to reach a state.
     private struct Waiter {
@@ -111,6 +112,11 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
     /// Whether the microphone is muted (``setMuted(_:)``).
     public var isMuted: Bool { muted.load(ordering: .relaxed) }
 
+    /// The SIP failure that ended the call, status and reason phrase as the peer (or a proxy)
+    /// sent them: 486 Busy Here, 603 Decline, 404 Not Found, 408 for no answer...; nil for a call
+    /// that ended otherwise (a hang-up, a cancel, a media timeout) or has not ended.
+    public var finalResponse: SIPFinalResponse? { response.withLock { $0 } }
+
     /// Waits until the call has ended and returns why (any number of waiters, independent of ``states``).
     public func ended() async -> CallEndReason {
         guard case let .ended(reason) = await firstState(where: \.isEnded) else { preconditionFailure("not an end") }
@@ -160,6 +166,8 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
     }
 
     func keep(_ statistics: CallStatistics) { lastStatistics.withLock { $0 = statistics } }
+
+    func recordFinalResponse(_ response: SIPFinalResponse) { self.response.withLock { $0 = response } }
 
     /// A key the peer pressed.
     func received(_ key: Character) { dtmfContinuation.yield(key) }

@@ -46,6 +46,7 @@ extension CallController {
         case let .reinviteDeclined(status, reason):
             logger.warning("call \(call.id): the peer declined our re-INVITE: \(status) \(reason)")
         case let .ended(reason):
+            if case let .failed(status, phrase) = reason { call.recordFinalResponse(SIPFinalResponse(status: status, reason: phrase)) }
             end(call.id, Self.endReason(reason, call))
         }
     }

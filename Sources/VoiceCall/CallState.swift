@@ -89,6 +89,23 @@ public enum CallEndReason: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+/// A SIP final response that ended a call (``Call/finalResponse``).
+///
+/// Thread safety: a value type; safe to use from any thread.
+public struct SIPFinalResponse: Sendable, Equatable, CustomStringConvertible {
+    /// 300 to 699.
+    public let status: Int
+    /// The reason phrase as it was sent.
+    public let reason: String
+
+    public init(status: Int, reason: String) {
+        self.status = status
+        self.reason = reason
+    }
+
+    public var description: String { "\(status) \(reason)" }
+}
+
 /// Something that happens to a call. ``CallStateMachine`` decides what it does.
 public enum CallEvent: Sendable, Equatable {
     case dial

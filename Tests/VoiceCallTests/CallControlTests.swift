@@ -98,6 +98,7 @@ struct CallControlTests {
         }
         let call = try await alice.controller.dial("sip:bob@\(bob.controller.sipAddress)")
         #expect(await call.ended() == callerSees)
+        #expect(call.finalResponse?.status == status)
         try await rejected.value
         await alice.shutdown(); await bob.shutdown()
     }
