@@ -1,0 +1,155 @@
+import ToolSupport
+import ArgumentParser
+import Foundation
+import Synchronization
+import VoiceCall
+
+/// `voicecall phone`: a long-running agent driven by commands on standard input, one per line,
+/// printing one event per line, as baresip's and pjsua's consoles are driven by people and scripts.
+struct PhoneCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "phone",
+        abstract: "A softphone agent: commands on standard input, one event per line on standard output.",
+        discussion: """
+            Commands: dial URI, answer [ID], hangup [ID], hold [ID], resume [ID], mute [ID], unmute [ID], \
+            reject [ID] [STATUS], dtmf KEYS [ID], calls, quit (or the end of standard input). ID is the number \
+            of a call as its events give it; without one, the latest call. Events: "ready sip:...", \
+            "incoming ID URI", "state ID STATE", "peer-hold ID on|off", "dtmf ID KEY", "ok COMMAND", \
+            "error COMMAND: WHY". Calls ring until answered (any caller that can reach --sip). One call \
+            has media at a time; another INVITE meanwhile gets 486.
+            """
+    )
+
+    @OptionGroup var phone: PhoneOptions
+
+    func run() async throws {
+        let endpoint = try PhoneEndpoint.checked(options: phone, defaultSIP: "0.0.0.0:5060", acceptsCallsFrom: nil)
+        await endpoint.controller.start()
+        try await endpoint.registerIfAsked(phone)
+        let agent = PhoneAgent(endpoint: endpoint)
+        agent.emit("ready sip:\(phone.user)@\(endpoint.controller.sipAddress)")
+        let incoming = Task { for await call in endpoint.controller.incomingCalls { agent.track(call, announce: true) } }
+        let events = Task { await agent.follow(endpoint.controller.events) }
+        for await line in Self.lines() {
+            guard await agent.perform(line) else { break }
+        }
+        incoming.cancel()
+        events.cancel()
+        await endpoint.controller.shutdown()
+        do {
+            if let written = try endpoint.writeOutput() { agent.emit("wrote \(written)") }
+        } catch {
+            agent.emit("error output: \(error)")
+        }
+        agent.emit("bye")
+    }
+
+    /// Standard input's lines, read on a thread of their own (`readLine` blocks).
+    static func lines() -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(256))
+        Thread.detachNewThread {
+            while let line = readLine() { continuation.yield(line) }
+            continuation.finish()
+        }
+        return stream
+    }
+}
+
+/// Why a command failed (printed as its `error` event).
+struct PhoneAgentError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The calls an agent knows, by number, and what each command does to them.
+///
+/// Thread safety: safe from any thread (its table behind a lock; printing is whole lines).
+final class PhoneAgent: Sendable {
+    let endpoint: PhoneEndpoint
+    private let calls = Mutex<[(number: Int, call: Call)]>([])
+    private let output = Mutex(())
+
+    init(endpoint: PhoneEndpoint) { self.endpoint = endpoint }
+
+    /// Prints one event line (control characters a peer controls escaped).
+    func emit(_ line: String) {
+        output.withLock { _ in
+            print(printable(line))
+            fflush(nil)
+        }
+    }
+
+    /// Numbers `call`, prints its state changes and the keys its peer presses.
+    @discardableResult
+    func track(_ call: Call, announce: Bool) -> Int {
+        let number = calls.withLock { list in
+            let n = (list.last?.number ?? 0) + 1
+            list.append((n, call))
+            return n
+        }
+        if announce { emit("incoming \(number) \(call.remoteURI)") }
+        Task { for await state in call.states { self.emit("state \(number) \(state)") } }
+        Task { for await key in call.dtmf { self.emit("dtmf \(number) \(key)") } }
+        return number
+    }
+
+    func follow(_ events: AsyncStream<CallController.Event>) async {
+        for await event in events {
+            if case let .peerHold(id, held) = event, let number = calls.withLock({ $0.first { $0.call.id == id }?.number }) {
+                emit("peer-hold \(number) \(held ? "on" : "off")")
+            }
+        }
+    }
+
+    /// The call a command names: its number, else the latest call that has not ended.
+    private func call(_ argument: String?) throws -> Call {
+        try calls.withLock { list in
+            if let argument {
+                guard let n = Int(argument), let entry = list.first(where: { $0.number == n }) else {
+                    throw PhoneAgentError("no call \(argument)")
+                }
+                return entry.call
+            }
+            guard let entry = list.last(where: { !$0.call.state.isEnded }) else { throw PhoneAgentError("no call") }
+            return entry.call
+        }
+    }
+
+    /// Runs one command line; false for `quit`.
+    func perform(_ line: String) async -> Bool {
+        let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        guard let verb = words.first?.lowercased() else { return true }
+        let argument = words.count > 1 ? words[1] : nil
+        do {
+            switch verb {
+            case "quit", "exit": return false
+            case "dial":
+                guard let argument else { throw PhoneAgentError("dial needs a SIP URI") }
+                let call = try await endpoint.controller.dial(argument)
+                emit("calling \(track(call, announce: false)) \(argument)")
+                return true
+            case "answer": try await call(argument).answer()
+            case "hangup": await (try call(argument)).hangUp()
+            case "hold": try await call(argument).hold()
+            case "resume": try await call(argument).resume()
+            case "mute": await (try call(argument)).setMuted(true)
+            case "unmute": await (try call(argument)).setMuted(false)
+            case "reject":
+                let status = words.count > 2 ? Int(words[2]) : 486
+                guard let status else { throw PhoneAgentError("reject [ID] [STATUS]: the status is a number") }
+                try await call(argument).reject(status: status)
+            case "dtmf":
+                guard let argument else { throw PhoneAgentError("dtmf needs keys") }
+                try await call(words.count > 2 ? words[2] : nil).sendDTMF(argument)
+            case "calls":
+                for (number, call) in calls.withLock({ $0 }) { emit("call \(number) \(call.direction) \(call.remoteURI) \(call.state)") }
+            default:
+                throw PhoneAgentError("unknown command (dial, answer, hangup, hold, resume, mute, unmute, reject, dtmf, calls, quit)")
+            }
+            emit("ok \(verb)")
+        } catch {
+            emit("error \(verb): \(error)")
+        }
+        return true
+    }
+}
