@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "ALSA", targets: ["ALSA"]),
         .library(name: "OpenSSL", targets: ["OpenSSL"]),
         .library(name: "SRTP", targets: ["SRTP"]),
+        .library(name: "SpanDSP", targets: ["SpanDSP"]),
         .library(name: "DNS", targets: ["DNS"]),
         .library(name: "Platform", targets: ["Platform"]),
         // For tests, demos and benches, never for a shipped softphone: simulated rooms and
@@ -54,6 +55,8 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSRTP", path: "Sources/CSRTP", pkgConfig: "libsrtp2",
                        providers: [.apt(["libsrtp2-dev"])]),
+        .systemLibrary(name: "CSpanDSP", path: "Sources/CSpanDSP", pkgConfig: "spandsp",
+                       providers: [.apt(["libspandsp-dev"])]),
         // glibc's stub resolver (libresolv, in libc6-dev): no pkg-config file, the modulemap links it.
         .systemLibrary(name: "CResolv", path: "Sources/CResolv"),
 
@@ -65,6 +68,8 @@ let package = Package(
         .target(name: "OpenSSL", dependencies: ["COpenSSL"]),
         // SRTP and SRTCP (RFC 3711, RFC 7714) through libsrtp2: keys, in-place protect and unprotect.
         .target(name: "SRTP", dependencies: ["CSRTP"]),
+        // G.711 and G.722 codecs and packet loss concealment through spandsp.
+        .target(name: "SpanDSP", dependencies: ["CSpanDSP"]),
         // DNS lookups for SIP (RFC 3263): SRV and A/AAAA through glibc's resolver.
         .target(name: "DNS", dependencies: ["CResolv", "Platform"]),
         .target(name: "WAV"),
@@ -142,6 +147,7 @@ let package = Package(
         .testTarget(name: "OpusTests", dependencies: ["Opus", "WAV", "Platform", "TestSupport"]),
         .testTarget(name: "OpenSSLTests", dependencies: ["OpenSSL", "TestSupport"]),
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "TestSupport"]),
+        .testTarget(name: "SpanDSPTests", dependencies: ["SpanDSP", "WAV", "TestSupport"]),
         .testTarget(name: "DNSTests", dependencies: ["DNS", "Platform", "TestSupport"]),
         .testTarget(name: "SpeexDSPTests", dependencies: ["SpeexDSP", "WAV", "TestSupport"]),
         .testTarget(name: "WAVTests", dependencies: ["WAV", "TestSupport"]),

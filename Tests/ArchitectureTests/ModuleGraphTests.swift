@@ -41,7 +41,7 @@ struct ModuleGraphTests {
 
     static let libraries: Set<String> = ["Platform", "DSP", "ALSA", "Opus", "SpeexDSP", "AudioSession", "AudioIO",
                                          "VoiceProcessing", "SDP", "RTP", "SIP", "MediaNegotiation", "VoiceCall", "OpenSSL", "DNS",
-                                         "SRTP"]
+                                         "SRTP", "SpanDSP"]
 
     @Test("The documented graph is the declared one")
     func documentedIsDeclared() throws {
