@@ -107,7 +107,11 @@ extension MediaSecurityPolicy {
                let (line, keys) = try? chooseSuite(media.cryptos) {
                 return (media.proto, [.init("crypto", line.value)], .sdes(keys))
             }
-            guard requirement == .optional || encryption == .off else { throw .encryptionRequired }
+            guard requirement == .optional || encryption == .off else {
+                // Keys were offered, but answering them would put ours on clear signalling.
+                let keysRefused = encryption == .sdes && !media.cryptos.isEmpty && !permitsKeys(overSecureSignalling: secure)
+                throw keysRefused ? .keysInClearSignalling : .encryptionRequired
+            }
             return (media.proto, [], .clear)
         case .sdes:
             guard encryption == .sdes else { throw .encryptionRefused("\(media.proto) (SDES) offered") }

@@ -87,6 +87,11 @@ struct MediaSecurityTests {
     func keysOnlyOverTLS() {
         #expect(Self.outcome(offering: Self.policy(.sdes, .mandatory), to: Self.policy(.sdes), secure: false) == .declined)
         #expect(Self.outcome(offering: Self.policy(.sdes), to: Self.policy(.sdes), secure: false) == .clear)
+        let (bestEffort, _) = Self.offer(Self.policy(.sdes))
+        #expect(throws: MediaSecurityError.keysInClearSignalling) {
+            try Self.policy(.sdes, .mandatory).answer(bestEffort, media: Self.media(bestEffort), fingerprint: nil,
+                                                      overSecureSignalling: false)
+        }
         var allowing = Self.policy(.sdes)
         allowing.allowsClearKeys = true
         #expect(Self.outcome(offering: Self.policy(.sdes, .mandatory), to: allowing, secure: false) == .sdes)
