@@ -91,7 +91,7 @@ let package = Package(
         // Session descriptions (RFC 4566): the model, its parser and writer.
         .target(name: "SDP", dependencies: ["Platform"]),
         // RTP/RTCP, Opus payload, jitter buffer, telephone events.
-        .target(name: "RTP", dependencies: ["Opus", "Platform", "SRTP", "OpenSSL", logging]),
+        .target(name: "RTP", dependencies: ["Opus", "SpanDSP", "SpeexDSP", "Platform", "SRTP", "OpenSSL", logging]),
         // Offer/answer (RFC 3264) for Opus and telephone events: from descriptions to stream configurations.
         .target(name: "MediaNegotiation", dependencies: ["SDP", "RTP", "Opus", "Platform", "SRTP"]),
         // SIP call setup (RFC 3261 over UDP): messages, transactions, dialogs, a user agent.

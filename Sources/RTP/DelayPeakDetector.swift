@@ -10,9 +10,12 @@
 /// A peak is an event, not a packet: the packets that come together after a stall (a starved
 /// thread, a network queue that empties at once) each stand above the quantile by a packet
 /// interval less than the one before, and counted one by one, a single 160 ms stall made three
-/// peaks under ``maximumExcessMs`` and held the target 60 ms up for the window. The packets of a
-/// burst (each arriving within ``burstNanoseconds`` of the one before) count once, at the
-/// highest of them; a burst whose first packet was a stall is a stall throughout.
+/// peaks under ``maximumExcessMs`` and held the target 60 ms up for the window. A late packet
+/// whose relative delay is below the one before it arrived faster than it was sent: it is
+/// catching up, and belongs to the same event, however long the receiving thread was kept from
+/// reading it (a time limit on the burst split one stall into peaks when the thread was
+/// preempted halfway through the catch-up). An event counts once, at its highest packet; one
+/// whose first packet was a stall is a stall throughout.
 ///
 /// Thread safety: a value type with inline storage; used by one thread (the I/O thread).
 /// ``update(relativeDelayMs:quantileMs:at:)`` and ``peakMs(at:)`` do not allocate.
@@ -26,17 +29,13 @@ public struct DelayPeakDetector: Sendable {
     public let maximumExcessMs: Double
     /// How long a peak is remembered, in nanoseconds.
     public let windowNanoseconds: Int64
-    /// Packets that arrive within this of the one before are one burst (2 ms: well under any
-    /// packet interval, and a burst's packets come together, or at one pull).
-    public static let burstNanoseconds: Int64 = 2_000_000
-
     /// The latest peaks, a ring: when each came (nanoseconds) and how high it was (ms).
     private var times = InlineArray<8, Int64>(repeating: 0)
     private var heights = InlineArray<8, Double>(repeating: 0)
     private var count = 0
     private var next = 0
-    /// When the last packet arrived, and what its burst has counted so far.
-    private var lastArrival: Int64?
+    /// The last packet's relative delay, and what its event has counted so far.
+    private var lastDelayMs = 0.0
     private var burst = Burst.nothing
 
     private enum Burst { case nothing, peak, stall }
@@ -51,24 +50,23 @@ public struct DelayPeakDetector: Sendable {
     public mutating func reset() {
         count = 0
         next = 0
-        lastArrival = nil
+        lastDelayMs = 0
         burst = .nothing
     }
 
     /// Accounts for one packet's relative delay, measured at `time` (nanoseconds, any origin).
     public mutating func update(relativeDelayMs: Double, quantileMs: Double, at time: Int64) {
-        // Wrapping: arrival times are the caller's, and a gap that overflows is no burst.
-        let inBurst = lastArrival.map { (0..<Self.burstNanoseconds).contains(time &- $0) } ?? false
-        if !inBurst { burst = .nothing }
-        lastArrival = time
+        let catchingUp = relativeDelayMs < lastDelayMs
+        lastDelayMs = relativeDelayMs
         let excess = relativeDelayMs - quantileMs
-        guard excess > thresholdMs else { return }
-        switch burst {
-        case .stall:
+        guard excess > thresholdMs else {
+            burst = .nothing
             return
-        case .peak:
-            let last = (next + times.count - 1) % times.count
-            heights[last] = max(heights[last], relativeDelayMs)
+        }
+        if !catchingUp { burst = .nothing }
+        switch burst {
+        case .stall, .peak:
+            return  // catching up: lower than the packet that began the event
         case .nothing where excess > maximumExcessMs:
             burst = .stall
         case .nothing:

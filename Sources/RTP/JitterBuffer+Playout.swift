@@ -227,7 +227,8 @@ extension JitterBuffer {
         let missing = audioMissing(before: next)
         if missing > 0 {
             stats.lost += Int(missing)
-            for _ in 0..<min(missing, 50) { lossRate += (1 - lossRate) / 100 }
+            // Over an Int range: a range of Int64 allocates its iterator in an unoptimised build.
+            for _ in 0..<Int(min(missing, 50)) { lossRate += (1 - lossRate) / 100 }
         }
         lastSequence = next.sequence - 1
     }
@@ -288,7 +289,7 @@ extension JitterBuffer {
     mutating func conceal(_ units: Int) {
         let frames = units / unitsPerFrame
         let space = UnsafeMutableBufferPointer(start: fifo + fifoCount, count: fifoCapacity - fifoCount)
-        if let n = try? decoder.concealLoss(frames: frames, into: space) {
+        if let n = try? decoder.conceal(frames: frames, into: space) {
             fifoCount += n * configuration.channels
         } else {
             appendSilence(units)

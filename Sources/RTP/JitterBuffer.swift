@@ -2,7 +2,8 @@ import Platform
 
 public import Opus
 
-/// An adaptive jitter buffer for Opus over RTP, owned by the playout side.
+/// An adaptive jitter buffer for a call's audio over RTP (Opus, G.722 or G.711), owned by the
+/// playout side.
 ///
 /// Packets go in as they arrive (``insert(_:payload:)``, or ``receive(from:)`` to drain
 /// the network thread's ring); audio comes out in fixed frames (``pull(into:now:)``)
@@ -19,11 +20,15 @@ public import Opus
 /// - **Order.** Packets are kept sorted by timestamp: reordering is undone, duplicates
 ///   and packets older than the playout point are dropped and counted.
 /// - **Loss.** A missing packet is rebuilt from the next packet's in-band FEC when that
-///   packet has arrived and carries FEC, otherwise concealed with Opus PLC. When the
+///   packet has arrived and carries FEC (Opus), otherwise concealed with the codec's PLC (Opus's,
+///   or spandsp's for G.711 and G.722). When the
 ///   buffer runs dry the audio is extended by PLC without moving the timeline, so a
 ///   late packet still plays (the delay grows and is trimmed again in silence).
 /// - **DTX.** A timestamp gap without a sequence gap is silence the sender did not
 ///   send: it is filled with the decoder's comfort noise.
+///
+/// The timeline counts in 48 kHz units whatever the codec: a G.711 or G.722 timestamp (8 kHz
+/// clock) is six of them.
 ///
 /// Memory is allocated once in `init`: at most ``JitterBufferConfiguration/capacity``
 /// packets and 200 ms of decoded audio.
@@ -33,7 +38,9 @@ public import Opus
 /// ``pull(into:now:)`` do not allocate, lock, log or block (real-time safe).
 public struct JitterBuffer: ~Copyable {
     public let configuration: JitterBufferConfiguration
-    let decoder: OpusDecoder
+    /// The codec of the packets it takes.
+    public let codec: AudioCodec
+    var decoder: PayloadDecoder
     let monitor: JitterBufferMonitor?
     var estimator: JitterDelayEstimator
     var peaks = DelayPeakDetector()
@@ -98,7 +105,7 @@ public struct JitterBuffer: ~Copyable {
     static let dropMarginMs = 2.0
     static let repeatMarginMs = 1.0
 
-    /// Creates a buffer that decodes with `decoder`.
+    /// Creates a buffer that decodes Opus with `decoder`.
     ///
     /// - Precondition: the decoder's rate and channels match the configuration's.
     ///
@@ -110,9 +117,30 @@ public struct JitterBuffer: ~Copyable {
                 monitor: JitterBufferMonitor? = nil) {
         precondition(decoder.sampleRate == configuration.sampleRate && decoder.channels == configuration.channels,
                      "decoder format differs from the jitter buffer's")
+        self.init(configuration: configuration, codec: .opus, payloadDecoder: .opus(decoder), monitor: monitor)
+    }
+
+    /// Creates a buffer for packets of `codec`, decoding them at the configuration's rate (G.711
+    /// and G.722 resampled to it).
+    ///
+    /// - Throws: ``CodecError`` when the decoder cannot be made (G.711 or G.722 in stereo).
+    ///
+    /// Thread safety: allocates; create it off the real-time thread, then move it there.
+    /// - Parameter configuration: delays, capacity, FEC, the output's rate and channels.
+    /// - Parameter codec: the packets' codec.
+    /// - Parameter monitor: where statistics are published after every pull, for other threads.
+    public init(configuration: JitterBufferConfiguration = .init(), codec: AudioCodec,
+                monitor: JitterBufferMonitor? = nil) throws(CodecError) {
+        let decoder = try PayloadDecoder(codec: codec, sampleRate: configuration.sampleRate, channels: configuration.channels)
+        self.init(configuration: configuration, codec: codec, payloadDecoder: decoder, monitor: monitor)
+    }
+
+    private init(configuration: JitterBufferConfiguration, codec: AudioCodec, payloadDecoder: consuming PayloadDecoder,
+                 monitor: JitterBufferMonitor?) {
         precondition(configuration.capacity > 0 && configuration.maxPayloadSize > 0)
         self.configuration = configuration
-        self.decoder = decoder
+        self.codec = codec
+        decoder = payloadDecoder
         self.monitor = monitor
         estimator = JitterDelayEstimator(forgetFactor: configuration.forgetFactor, historyMs: configuration.historyMs,
                                          priorMs: configuration.initialDelayMs)
@@ -178,7 +206,7 @@ public struct JitterBuffer: ~Copyable {
             stats.telephoneEvents += 1
             return
         }
-        guard let info = OpusPayload.parse(payload), payload.count <= configuration.maxPayloadSize else {
+        guard let info = decoder.inspect(payload), payload.count <= configuration.maxPayloadSize else {
             stats.undecodable += 1
             return
         }
@@ -221,7 +249,7 @@ public struct JitterBuffer: ~Copyable {
             return
         }
         measure(packet, timestamp: timestamp)
-        let hasFEC = OpusPayload.hasFEC(payload, info: info)
+        let hasFEC = info.hasFEC
         guard packets.insert(at: index, timestamp: timestamp, sequence: packet.sequenceNumber, duration: info.duration,
                              frameDuration: info.frameDuration, hasFEC: hasFEC, payload: payload) else {
             stats.overflows += 1
@@ -238,7 +266,7 @@ public struct JitterBuffer: ~Copyable {
         peaks.update(relativeDelayMs: relative, quantileMs: stats.jitterQuantileMs, at: arrival)
     }
 
-    /// Extends a 32-bit timestamp against the newest one seen (wrap-around safe).
+    /// Extends a 32-bit timestamp against the newest one seen (wrap-around safe), in 48 kHz units.
     mutating func extend(_ raw: UInt32) -> Int64 {
         guard hasReference else {
             hasReference = true
@@ -247,7 +275,7 @@ public struct JitterBuffer: ~Copyable {
             referenceTimestamp = 0
             return 0
         }
-        let value = referenceTimestamp + Int64(Int32(bitPattern: raw &- referenceRaw))
+        let value = referenceTimestamp + Int64(Int32(bitPattern: raw &- referenceRaw)) * Int64(codec.timelineUnitsPerTimestamp)
         if value > referenceTimestamp {
             referenceTimestamp = value
             referenceRaw = raw
@@ -271,7 +299,7 @@ public struct JitterBuffer: ~Copyable {
         talkSpurtPending = true
         estimator.reset(priorMs: configuration.initialDelayMs)
         peaks.reset()
-        try? decoder.reset()
+        decoder.reset()
         stats.resets += 1
     }
 }

@@ -132,7 +132,7 @@ extension NetworkLoop {
         if weSent {
             // The RTP timestamp of this instant: the last frame's, advanced by the time since.
             let elapsed = now &- last.time
-            let rtpNow = last.timestamp &+ RTPClock.rtpUnits(nanoseconds: elapsed, rate: OpusCallConfiguration.rtpClockRate)
+            let rtpNow = last.timestamp &+ RTPClock.rtpUnits(nanoseconds: elapsed, rate: configuration.codec.rtpClockRate)
             let info = RTCPSenderInfo(ntpTimestamp: NTPTimestamp.now(), rtpTimestamp: rtpNow,
                                       packetCount: UInt32(truncatingIfNeeded: state.int(.packetsSent)),
                                       octetCount: UInt32(truncatingIfNeeded: state.int(.octetsSent)))

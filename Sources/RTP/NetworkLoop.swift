@@ -70,13 +70,15 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
         self.state = state
         self.logger = logger
         var validation = configuration.validator
-        validation.payloadType = configuration.payloadType  // the session's payload type wins
+        validation.payloadType = configuration.payloadType  // the session's codec wins
+        validation.clockRate = configuration.codec.rtpClockRate
         validation.telephoneEventPayloadType = configuration.telephoneEvents?.payloadType
         validator = RTPSourceValidator(configuration: validation)
         validator.localSSRC = ssrc
         // Session bandwidth: the codec's bitrate plus 40 bytes of RTP/UDP/IPv4 headers per packet.
         let packetsPerSecond = 1000.0 / Double(configuration.opus.frameMilliseconds)
-        let bandwidth = Double(configuration.opus.bitrate) + 40 * 8 * packetsPerSecond
+        let bitrate = configuration.codec == .opus ? configuration.opus.bitrate : 64000  // G.711 and G.722: 64 kb/s
+        let bandwidth = Double(bitrate) + 40 * 8 * packetsPerSecond
         scheduler = RTCPScheduler(now: 0, sessionBandwidth: bandwidth, firstPacketSize: 100, seed: seed)
     }
 

@@ -102,32 +102,42 @@ public struct ExpectedLossEstimator: Sendable, Equatable {
     }
 }
 
-/// Encodes frames with Opus and wraps them in RTP (RFC 7587): the send side of a call
-/// without the socket.
+/// Encodes frames with the call's codec and wraps them in RTP (RFC 7587 for Opus, RFC 3551
+/// for G.722 and G.711): the send side of a call without the socket.
 ///
-/// Frames whose packet is 2 bytes or less are DTX and are not sent: the timestamp
-/// moves on and the next packet carries the marker bit.
+/// Frames come at the call's rate (``OpusCallConfiguration/sampleRate``) and length
+/// (``OpusCallConfiguration/frameMilliseconds``, the packet time, whatever the codec); G.711 and
+/// G.722 resample them to 8 or 16 kHz. Opus frames whose packet is 2 bytes or less are DTX and
+/// are not sent: the timestamp moves on and the next packet carries the marker bit.
 ///
 /// Thread safety: not thread-safe; owned by the sending (I/O) thread.
 /// ``encode(_:into:)`` does not allocate (real-time safe).
-public struct OpusRTPEncoder: ~Copyable {
+public struct RTPAudioEncoder: ~Copyable {
     public let configuration: OpusCallConfiguration
-    private let encoder: OpusEncoder
+    /// The codec the packets carry.
+    public let codec: AudioCodec
+    private var encoder: PayloadEncoder
     public private(set) var packetizer: RTPPacketizer
     private let packet: UnsafeMutableRawBufferPointer
     /// The expected loss the encoder plans for now, in percent.
     public private(set) var expectedLossPercent: Int
     /// The encoder's lookahead (the delay it adds), in frames per channel.
     public let lookaheadFrames: Int
-    /// Whether the encoder codes in-band FEC now (it is configured and the expected loss is above 0).
-    public var codesFEC: Bool { configuration.inbandFEC && expectedLossPercent > 0 }
+    /// Whether the encoder codes in-band FEC now (Opus, configured, and the expected loss above 0).
+    public var codesFEC: Bool { codec == .opus && configuration.inbandFEC && expectedLossPercent > 0 }
+    /// RTP timestamp units one frame advances the clock by, in the codec's clock.
+    public let timestampIncrement: Int
     private var lossEstimator: ExpectedLossEstimator
 
     /// Creates the encoder. Allocates: call off the real-time thread.
-    public init(configuration: OpusCallConfiguration, packetizer: RTPPacketizer) throws(OpusError) {
+    ///
+    /// - Throws: ``CodecError`` when the configuration is invalid, or G.711 or G.722 is asked for in stereo.
+    public init(configuration: OpusCallConfiguration, codec: AudioCodec = .opus, packetizer: RTPPacketizer) throws(CodecError) {
         self.configuration = configuration
-        encoder = try configuration.makeEncoder()
+        self.codec = codec
+        encoder = try PayloadEncoder(codec: codec, configuration: configuration)
         lookaheadFrames = encoder.lookahead
+        timestampIncrement = codec.rtpClockRate * configuration.frameMilliseconds / 1000
         self.packetizer = packetizer
         packet = .allocate(byteCount: OpusEncoder.maxPacketBytes, alignment: 16)
         expectedLossPercent = configuration.initialExpectedLossPercent
@@ -139,32 +149,31 @@ public struct OpusRTPEncoder: ~Copyable {
     /// Sends with `ssrc` from the next packet on (after a collision).
     mutating func changeSSRC(_ ssrc: UInt32) { packetizer.ssrc = ssrc }
 
-    /// Bytes a datagram buffer needs for any packet.
+    /// Bytes a datagram buffer needs for any packet (Opus's largest; G.711's 120 ms is 960).
     public static var maxDatagramSize: Int { RTPHeader.fixedSize + OpusEncoder.maxPacketBytes }
 
     /// Encodes one frame (`OpusCallConfiguration/framesPerPacket` frames, interleaved)
     /// and writes the RTP datagram.
     ///
     /// - Returns: the datagram's length, or 0 for a DTX frame (nothing to send).
-    public mutating func encode(_ pcm: UnsafeBufferPointer<Int16>, into datagram: UnsafeMutableRawBufferPointer) throws(OpusError) -> Int {
+    public mutating func encode(_ pcm: UnsafeBufferPointer<Int16>, into datagram: UnsafeMutableRawBufferPointer) throws(CodecError) -> Int {
         let n = try encoder.encode(pcm, into: packet)
-        let duration = configuration.timestampIncrement
-        if n <= 2 && configuration.dtx {
-            packetizer.skip(duration: duration)
+        if n <= 2 && configuration.dtx && codec == .opus {
+            packetizer.skip(duration: timestampIncrement)
             return 0
         }
         do {
-            return try packetizer.write(payload: UnsafeRawBufferPointer(rebasing: packet[0..<n]), duration: duration,
+            return try packetizer.write(payload: UnsafeRawBufferPointer(rebasing: packet[0..<n]), duration: timestampIncrement,
                                         into: datagram)
         } catch {
-            throw OpusError.bufferTooSmall
+            throw .unsupported("a datagram buffer of \(datagram.count) bytes")
         }
     }
 
     /// Feeds a receiver report's fraction lost (1/256 units) to the encoder's expected
-    /// loss (see ``ExpectedLossEstimator``). Does nothing when FEC is off.
+    /// loss (see ``ExpectedLossEstimator``). Does nothing when FEC is off or the codec has none.
     public mutating func receiverReported(fractionLost: UInt8) {
-        guard configuration.inbandFEC else { return }
+        guard configuration.inbandFEC, codec == .opus else { return }
         let percent = lossEstimator.update(fractionLost: fractionLost)
         guard percent != expectedLossPercent else { return }
         if (try? encoder.setExpectedPacketLoss(percent: percent)) != nil { expectedLossPercent = percent }
@@ -176,18 +185,20 @@ public struct OpusRTPEncoder: ~Copyable {
                                     into datagram: UnsafeMutableRawBufferPointer) throws(RTPWriteError) -> Int {
         let n = try packetizer.writeEvent(packet.event, timestamp: packet.timestamp, marker: packet.marker,
                                           payloadType: payloadType, into: datagram)
-        packetizer.skip(duration: configuration.timestampIncrement)
+        packetizer.skip(duration: timestampIncrement)
         return n
     }
 
     /// Lets one frame's time pass without a packet (sending is paused): the timestamp moves
     /// on, and the next packet carries the marker, as after DTX.
     public mutating func skipFrame() {
-        packetizer.skip(duration: configuration.timestampIncrement)
+        packetizer.skip(duration: timestampIncrement)
     }
 
-    /// Changes the bitrate (for example after an answer's `maxaveragebitrate`).
-    public func setBitrate(_ bitsPerSecond: Int) throws(OpusError) { try encoder.setBitrate(bitsPerSecond) }
+    /// Changes Opus's bitrate (for example after an answer's `maxaveragebitrate`).
+    ///
+    /// - Throws: ``CodecError/unsupported(_:)`` for G.711 and G.722, which have one rate.
+    public func setBitrate(_ bitsPerSecond: Int) throws(CodecError) { try encoder.setBitrate(bitsPerSecond) }
 }
 
 /// What ``RTPSender/send(_:now:)`` did.
@@ -210,7 +221,7 @@ public enum RTPSendOutcome: Sendable, Equatable {
 /// ``send(period:now:)`` do not allocate, lock or block (real-time safe). Use one of the two for
 /// a stream: a whole frame sent while ``send(period:now:)`` holds part of one goes out first.
 public struct RTPSender: ~Copyable {
-    private var encoder: OpusRTPEncoder
+    private var encoder: RTPAudioEncoder
     private let socket: UDPSocket
     private var destination: SocketAddress
     /// The last ``PeerAddressMailbox`` write this sender follows.
@@ -228,13 +239,13 @@ public struct RTPSender: ~Copyable {
 
     /// Creates a send path that sends to `destination` through `socket`; `state`
     /// receives the counters for sender reports and supplies RTCP loss reports.
-    public init(encoder: consuming OpusRTPEncoder, socket: UDPSocket, destination: SocketAddress, state: RTPSessionState? = nil) {
+    public init(encoder: consuming RTPAudioEncoder, socket: UDPSocket, destination: SocketAddress, state: RTPSessionState? = nil) {
         frame = .allocate(capacity: encoder.configuration.framesPerPacket * encoder.configuration.channels)
         self.encoder = encoder
         self.socket = socket
         self.destination = destination
         self.state = state
-        datagram = .allocate(byteCount: OpusRTPEncoder.maxDatagramSize, alignment: 16)
+        datagram = .allocate(byteCount: RTPAudioEncoder.maxDatagramSize, alignment: 16)
         frame.initialize(repeating: 0)
     }
 

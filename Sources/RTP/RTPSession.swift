@@ -18,8 +18,11 @@ public struct RTPSessionConfiguration: Sendable {
     public var remoteRTCPAddress: SocketAddress?
     /// RTP and RTCP on one port (RFC 5761).
     public var rtcpMux: Bool
-    /// The Opus payload type (dynamic; 96 by convention).
+    /// The codec both ways.
+    public var codec: AudioCodec = .opus
+    /// The codec's payload type: Opus's is dynamic (96 by convention), the others' static.
     public var payloadType: UInt8
+    /// The call's audio (rate, channels, packet time) and, with Opus, the encoder's settings.
     public var opus: OpusCallConfiguration
     /// Packets the network thread may queue for the I/O thread (a power of two).
     public var ringCapacity: Int
@@ -131,7 +134,8 @@ public final class RTPSession: Sendable {
             throw .socket(error)
         }
         ring = RTPPacketRing(capacity: configuration.ringCapacity, maxPayloadSize: configuration.validator.maxPayloadSize)
-        state = RTPSessionState(initialExpectedLossPercent: configuration.opus.initialExpectedLossPercent)
+        state = RTPSessionState(initialExpectedLossPercent: configuration.opus.initialExpectedLossPercent,
+                                clockRate: configuration.codec.rtpClockRate)
         var random = SystemRandomNumberGenerator()
         let ssrc = UInt32.random(in: 1...UInt32.max, using: &random)
         state.setLocalSSRC(ssrc)
@@ -148,7 +152,7 @@ public final class RTPSession: Sendable {
         }
         do {
             outgoing = configuration.protection.isEncrypted
-                ? try OutgoingDatagrams(slotSize: OpusRTPEncoder.maxDatagramSize + SRTPProfile.maximumTrailerLength) : nil
+                ? try OutgoingDatagrams(slotSize: RTPAudioEncoder.maxDatagramSize + SRTPProfile.maximumTrailerLength) : nil
         } catch {
             throw .socket(error)
         }
@@ -229,10 +233,10 @@ public final class RTPSession: Sendable {
 
     /// The send path for the I/O thread (once per session).
     ///
-    /// - Throws: `OpusError` if the Opus configuration is invalid.
-    public func makeSender() throws(OpusError) -> RTPSender {
+    /// - Throws: ``CodecError`` if the codec's configuration is invalid.
+    public func makeSender() throws(CodecError) -> RTPSender {
         precondition(!senderMade.exchange(true, ordering: .relaxed), "one sender per session")
-        let encoder = try OpusRTPEncoder(configuration: configuration.opus,
+        let encoder = try RTPAudioEncoder(configuration: configuration.opus, codec: configuration.codec,
                                          packetizer: RTPPacketizer(payloadType: configuration.payloadType, ssrc: ssrc))
         var sender = RTPSender(encoder: encoder, socket: rtpSocket, destination: configuration.remoteAddress, state: state)
         sender.outgoing = outgoing
@@ -260,12 +264,12 @@ public final class RTPSession: Sendable {
     }
 
     /// A jitter buffer for the I/O thread, decoding at the call's rate and publishing to ``jitterMonitor``.
-    public func makeJitterBuffer(_ jitter: JitterBufferConfiguration? = nil) throws(OpusError) -> JitterBuffer {
+    public func makeJitterBuffer(_ jitter: JitterBufferConfiguration? = nil) throws(CodecError) -> JitterBuffer {
         var config = jitter ?? JitterBufferConfiguration()
         config.sampleRate = configuration.opus.sampleRate
         config.channels = configuration.opus.channels
         config.maxPayloadSize = configuration.validator.maxPayloadSize
-        return JitterBuffer(configuration: config, decoder: try configuration.opus.makeDecoder(), monitor: jitterMonitor)
+        return try JitterBuffer(configuration: config, codec: configuration.codec, monitor: jitterMonitor)
     }
 
     /// The session's statistics now.

@@ -27,7 +27,11 @@ public final class RTPSessionState: Sendable {
     /// Where the peer receives, when a re-INVITE moves it mid-call (``RTPSession/retarget(rtp:rtcp:)``).
     let peer = PeerAddressMailbox()
 
-    public init(initialExpectedLossPercent: Int = 0) {
+    /// The codec's RTP clock rate, in Hz: the unit of the jitters.
+    public let clockRate: Int
+
+    public init(initialExpectedLossPercent: Int = 0, clockRate: Int = 48000) {
+        self.clockRate = clockRate
         cells.store(Cell.rttMicroseconds.rawValue, -1)
         cells.store(Cell.expectedLossPercent.rawValue, initialExpectedLossPercent)
     }
@@ -215,7 +219,7 @@ extension RTPSessionState {
         s.packetsReceived = int(.packetsReceived)
         s.packetsExpected = int(.packetsExpected)
         s.packetsLost = int(.cumulativeLost)
-        s.jitterMs = RTPClock.milliseconds(rtpUnits: int(.jitterUnits))
+        s.jitterMs = Double(int(.jitterUnits)) * 1000 / Double(clockRate)
         s.sourceChanges = int(.sourceChanges)
         s.droppedMalformed = int(.malformed)
         s.droppedWrongPayloadType = int(.wrongPayloadType)
@@ -232,7 +236,7 @@ extension RTPSessionState {
         s.rttMs = rtt < 0 ? nil : Double(rtt) / 1000
         s.remoteFractionLost = Double(int(.remoteFractionLost)) / 256
         s.remoteCumulativeLost = int(.remoteCumulativeLost)
-        s.remoteJitterMs = RTPClock.milliseconds(rtpUnits: int(.remoteJitterUnits))
+        s.remoteJitterMs = Double(int(.remoteJitterUnits)) * 1000 / Double(clockRate)
         s.remoteReports = int(.remoteReports)
         s.srtpProtected = int(.srtpProtected)
         s.srtpUnprotected = int(.srtpUnprotected)

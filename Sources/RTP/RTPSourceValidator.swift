@@ -67,6 +67,8 @@ public struct RTPSourceValidator: Sendable {
         /// with several addresses may declare one and send from another (linphonec declares the
         /// machine's LAN address and sends to a loopback peer from 127.0.0.1).
         public var alternateSource: SocketAddress?
+        /// The codec's RTP clock rate, in Hz: interarrival jitter counts in its units (RFC 3550 A.8).
+        public var clockRate = 48000
 
         public init(payloadType: UInt8 = 96, ssrcChangeHoldoffMs: Int = 100, sourceTimeoutMs: Int = 2000,
                     maxPayloadSize: Int = 1500) {
@@ -244,7 +246,7 @@ public struct RTPSourceValidator: Sendable {
         lastSeen = arrival
         // An event's packets all carry its start time: they would read as growing delay (A.8).
         if !isEvent {
-            let arrivalUnits = RTPClock.rtpUnits(nanoseconds: arrival, rate: OpusCallConfiguration.rtpClockRate)
+            let arrivalUnits = RTPClock.rtpUnits(nanoseconds: arrival, rate: configuration.clockRate)
             jitter.update(arrival: arrivalUnits, timestamp: header.timestamp)
         }
         let packet = RTPReceivedPacket(sequenceNumber: sequence!.extended(header.sequenceNumber),

@@ -116,6 +116,17 @@ public struct G722Decoder: ~Copyable {
 
     deinit { g722_decode_free(state) }
 
+    /// Forgets the stream so far, as a new decoder would (a new source, a restarted stream).
+    ///
+    /// Does not allocate: the state is reinitialised in place.
+    ///
+    /// Thread safety: not thread-safe; one thread at a time.
+    ///
+    /// The corresponding C function is `g722_decode_init`, given the existing state.
+    public mutating func reset() {
+        _ = g722_decode_init(state, Int32(Self.bitRate), 0)
+    }
+
     /// Decodes `bytes` into `pcm`, two samples per byte.
     ///
     /// - Parameters:

@@ -47,6 +47,17 @@ public struct PacketLossConcealer: ~Copyable {
 
     deinit { plc_free(state) }
 
+    /// Forgets the history, as a new concealer would (a new stream).
+    ///
+    /// Does not allocate: the state is reinitialised in place.
+    ///
+    /// Thread safety: not thread-safe; one thread at a time.
+    ///
+    /// The corresponding C function is `plc_init`, given the existing state.
+    public mutating func reset() {
+        _ = plc_init(state)
+    }
+
     /// Records a frame that arrived, as history for concealing a later loss.
     ///
     /// After a loss, the frame's first quarter pitch period is blended with the synthetic

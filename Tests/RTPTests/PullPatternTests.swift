@@ -144,9 +144,12 @@ struct DelayPeakDetectorTests {
     func stallsAreNotPeaks() {
         var detector = DelayPeakDetector(thresholdMs: 5, maximumExcessMs: 60, windowMs: 10_000)
         detector.update(relativeDelayMs: 200, quantileMs: 1, at: 0)
+        detector.update(relativeDelayMs: 1, quantileMs: 1, at: Self.second / 2)
         detector.update(relativeDelayMs: 180, quantileMs: 1, at: Self.second)
         #expect(detector.peakMs(at: Self.second) == 0)
+        detector.update(relativeDelayMs: 1, quantileMs: 1, at: 3 * Self.second / 2)
         detector.update(relativeDelayMs: 41, quantileMs: 1, at: 2 * Self.second)
+        detector.update(relativeDelayMs: 1, quantileMs: 1, at: 5 * Self.second / 2)
         detector.update(relativeDelayMs: 40, quantileMs: 1, at: 3 * Self.second)
         #expect(detector.peakMs(at: 3 * Self.second) == 41)
     }
@@ -158,20 +161,46 @@ struct DelayPeakDetectorTests {
         for (i, late) in [160.0, 140, 120, 100, 80, 60, 40, 20].enumerated() {
             detector.update(relativeDelayMs: late, quantileMs: 1, at: Self.second + Int64(i) * 100_000)
         }
+        detector.update(relativeDelayMs: 1, quantileMs: 1, at: Self.second + 20_000_000)
         #expect(detector.peakMs(at: Self.second) == 0)
-        // Two bursts 40 ms late, a second apart: a pattern, covered at the highest packet of each.
+        // Two packets 40 ms late, a second apart, on-time packets between: a pattern.
         for start in [2, 3] {
-            detector.update(relativeDelayMs: 30, quantileMs: 1, at: Int64(start) * Self.second)
-            detector.update(relativeDelayMs: 41, quantileMs: 1, at: Int64(start) * Self.second + 500_000)
+            detector.update(relativeDelayMs: 41, quantileMs: 1, at: Int64(start) * Self.second)
+            detector.update(relativeDelayMs: 1, quantileMs: 1, at: Int64(start) * Self.second + 20_000_000)
         }
         #expect(detector.peakMs(at: 3 * Self.second) == 41)
+    }
+
+    @Test("A catch-up the receiving thread was preempted in is still one event")
+    func preemptedCatchUp() {
+        var detector = DelayPeakDetector(thresholdMs: 5, maximumExcessMs: 60, windowMs: 10_000)
+        // The 160 ms stall's packets, read in three parts with the thread kept off the core for
+        // 6 ms between them: each part's first packet is under the stall limit, yet catching up.
+        let parts: [[Double]] = [[160, 140, 120], [96, 76, 56], [30, 10]]
+        var time = Self.second
+        for part in parts {
+            for late in part {
+                detector.update(relativeDelayMs: late, quantileMs: 1, at: time)
+                time += 100_000
+            }
+            time += 6_000_000
+        }
+        detector.update(relativeDelayMs: 1, quantileMs: 1, at: time)
+        #expect(detector.peakMs(at: time) == 0)
+        // A packet later than the one before it is not catching up: a new event.
+        detector.update(relativeDelayMs: 30, quantileMs: 1, at: time + 20_000_000)
+        detector.update(relativeDelayMs: 45, quantileMs: 1, at: time + 40_000_000)
+        #expect(detector.peakMs(at: time + 40_000_000) == 45)
     }
 
     @Test("The ring keeps the eight latest peaks")
     func ring() {
         var detector = DelayPeakDetector(thresholdMs: 5, windowMs: 10_000)
         detector.update(relativeDelayMs: 50, quantileMs: 0, at: 0)
-        for i in 1...8 { detector.update(relativeDelayMs: 30, quantileMs: 0, at: Int64(i) * Self.second / 10) }
+        for i in 1...8 {
+            detector.update(relativeDelayMs: 0, quantileMs: 0, at: Int64(i) * Self.second / 10 - 1)
+            detector.update(relativeDelayMs: 30, quantileMs: 0, at: Int64(i) * Self.second / 10)
+        }
         #expect(detector.peakMs(at: Self.second) == 30)  // the 50 ms peak was overwritten
     }
 }

@@ -28,7 +28,7 @@ struct SendPathTests {
 
     @Test("The encoder applies the call configuration and reports' loss")
     func encoderSettings() throws {
-        var encoder = try OpusRTPEncoder(configuration: OpusCallConfiguration(), packetizer: RTPPacketizer(payloadType: 96))
+        var encoder = try RTPAudioEncoder(configuration: OpusCallConfiguration(), packetizer: RTPPacketizer(payloadType: 96))
         #expect(encoder.expectedLossPercent == 1 && encoder.codesFEC)
         encoder.receiverReported(fractionLost: 0)
         #expect(encoder.expectedLossPercent == 0 && !encoder.codesFEC)
@@ -36,7 +36,7 @@ struct SendPathTests {
         #expect(encoder.expectedLossPercent == 3 && encoder.codesFEC)  // 25 % smoothed from 0 and 50 %
         var noFEC = OpusCallConfiguration()
         noFEC.inbandFEC = false
-        var plain = try OpusRTPEncoder(configuration: noFEC, packetizer: RTPPacketizer(payloadType: 96))
+        var plain = try RTPAudioEncoder(configuration: noFEC, packetizer: RTPPacketizer(payloadType: 96))
         plain.receiverReported(fractionLost: 128)
         #expect(plain.expectedLossPercent == 1 && !plain.codesFEC)  // unchanged: no FEC to tune
     }
@@ -47,8 +47,8 @@ struct SendPathTests {
             let config = OpusCallConfiguration(sampleRate: rate, frameMilliseconds: ms)
             #expect(config.timestampIncrement == 48 * ms)
             #expect(config.framesPerPacket == rate * ms / 1000)
-            var encoder = try OpusRTPEncoder(configuration: config, packetizer: RTPPacketizer(payloadType: 96, timestamp: 0))
-            var datagram = [UInt8](repeating: 0, count: OpusRTPEncoder.maxDatagramSize)
+            var encoder = try RTPAudioEncoder(configuration: config, packetizer: RTPPacketizer(payloadType: 96, timestamp: 0))
+            var datagram = [UInt8](repeating: 0, count: RTPAudioEncoder.maxDatagramSize)
             let pcm = [Int16](repeating: 0, count: config.framesPerPacket)
             let n = try pcm.withUnsafeBufferPointer { p in try datagram.withUnsafeMutableBytes { try encoder.encode(p, into: $0) } }
             let packet = try RTPPacket.parse(Array(datagram[0..<n]))
@@ -60,7 +60,7 @@ struct SendPathTests {
 
     /// A call's send path (default Opus settings, payload type 96) towards `sink`.
     static func sender(to sink: UDPSocket, state: RTPSessionState) throws -> RTPSender {
-        RTPSender(encoder: try OpusRTPEncoder(configuration: OpusCallConfiguration(), packetizer: RTPPacketizer(payloadType: 96)),
+        RTPSender(encoder: try RTPAudioEncoder(configuration: OpusCallConfiguration(), packetizer: RTPPacketizer(payloadType: 96)),
                   socket: try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0)),
                   destination: sink.localAddress, state: state)
     }

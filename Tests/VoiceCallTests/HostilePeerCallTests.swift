@@ -18,7 +18,7 @@ struct HostilePeerCallTests {
     static let tone = Tone.sine(frequency: 300, sampleRate: 16000, seconds: 0.02, amplitude: 0.1).map { Int16($0 * 32767) }
 
     static func talker(from socket: UDPSocket, to destination: SocketAddress, payloadType: UInt8) throws -> RTPSender {
-        RTPSender(encoder: try OpusRTPEncoder(configuration: OpusCallConfiguration(), packetizer: RTPPacketizer(payloadType: payloadType)),
+        RTPSender(encoder: try RTPAudioEncoder(configuration: OpusCallConfiguration(), packetizer: RTPPacketizer(payloadType: payloadType)),
                   socket: socket, destination: destination)
     }
 

@@ -208,7 +208,7 @@ struct RawPeerCallTests {
         // The peer talks from its first address, then from the new one right after the re-INVITE.
         let moved = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
         func makeSender(from socket: UDPSocket) throws -> RTPSender {
-            RTPSender(encoder: try OpusRTPEncoder(configuration: OpusCallConfiguration(), packetizer: RTPPacketizer(payloadType: ours.payloadType)),
+            RTPSender(encoder: try RTPAudioEncoder(configuration: OpusCallConfiguration(), packetizer: RTPPacketizer(payloadType: ours.payloadType)),
                       socket: socket, destination: bobRTP)
         }
         var sender = try makeSender(from: raw.media)
@@ -300,7 +300,7 @@ struct RawPeerCallTests {
         // Nothing reaches the socket the peer talks from before it talks.
         #expect(await raw.packets(for: 0.5, at: talkingSocket).isEmpty)
         let talking = Task {
-            var sender = RTPSender(encoder: try OpusRTPEncoder(configuration: OpusCallConfiguration(),
+            var sender = RTPSender(encoder: try RTPAudioEncoder(configuration: OpusCallConfiguration(),
                                                                packetizer: RTPPacketizer(payloadType: ours.payloadType)),
                                    socket: talkingSocket, destination: bobRTP)
             let tone = Tone.sine(frequency: 300, sampleRate: 16000, seconds: 0.02, amplitude: 0.1).map { Int16($0 * 32767) }

@@ -43,7 +43,7 @@ struct CallSimulation {
 
     func run(_ speech: [Int16], tailMs: Int = 500) throws -> Result {
         let frame = opus.framesPerPacket * opus.channels
-        var encoder = try OpusRTPEncoder(configuration: opus,
+        var encoder = try RTPAudioEncoder(configuration: opus,
                                          packetizer: RTPPacketizer(payloadType: 96, ssrc: 0x1234_5678,
                                                                    sequenceNumber: 65000, timestamp: 4_294_000_000))
         let lookahead = try opus.makeEncoder().lookahead
@@ -52,7 +52,7 @@ struct CallSimulation {
         var delays: [Double] = []
         var sent = 0
         let frameNs = UInt64(opus.frameMilliseconds) * 1_000_000
-        var datagram = [UInt8](repeating: 0, count: OpusRTPEncoder.maxDatagramSize)
+        var datagram = [UInt8](repeating: 0, count: RTPAudioEncoder.maxDatagramSize)
         let frames = speech.count / frame
         for k in 0..<frames {
             let sendTime = UInt64(k) * frameNs + 1_000_000_000
