@@ -77,10 +77,10 @@ public struct OpusFormatParameters: Sendable, Equatable {
     }
 }
 
-/// An Opus audio stream as one side describes it: where to send, and what it asked for.
+/// An audio stream as one side describes it: where to send, the codec, and what it asked for.
 ///
 /// Thread safety: a value type; safe to use from any thread.
-public struct OpusStreamDescription: Sendable, Equatable {
+public struct AudioStreamDescription: Sendable, Equatable {
     /// Where that side receives RTP.
     public var address: String
     public var port: Int
@@ -96,4 +96,6 @@ public struct OpusStreamDescription: Sendable, Equatable {
     /// Telephone events (RFC 4733 DTMF) in the stream, if described: `telephone-event/48000`, or
     /// `telephone-event/8000` when that is all there is.
     public var telephoneEvents: TelephoneEventFormat? = nil
+    /// The codec chosen from the stream.
+    public var codec: AudioCodec = .opus
 }

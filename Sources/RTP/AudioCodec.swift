@@ -74,4 +74,10 @@ public enum AudioCodec: String, Sendable, Hashable, CaseIterable, CustomStringCo
     var bytesPerMillisecond: Int? { self == .opus ? nil : 8 }
 
     public var description: String { encodingName }
+
+    /// Whether `payload` can be a packet of this codec: a valid Opus packet (RFC 6716 section
+    /// 3), or 1 to 960 bytes of G.711 or G.722 (120 ms, the longest packet a call takes).
+    func isWellFormed(_ payload: UnsafeRawBufferPointer) -> Bool {
+        self == .opus ? OpusPayload.parse(payload) != nil : (1...960).contains(payload.count)
+    }
 }

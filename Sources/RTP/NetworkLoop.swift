@@ -71,7 +71,7 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
         self.logger = logger
         var validation = configuration.validator
         validation.payloadType = configuration.payloadType  // the session's codec wins
-        validation.clockRate = configuration.codec.rtpClockRate
+        validation.codec = configuration.codec
         validation.telephoneEventPayloadType = configuration.telephoneEvents?.payloadType
         validator = RTPSourceValidator(configuration: validation)
         validator.localSSRC = ssrc

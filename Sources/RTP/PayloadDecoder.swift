@@ -37,10 +37,10 @@ enum PayloadDecoder: ~Copyable {
             guard let info = OpusPayload.parse(payload) else { return nil }
             return PayloadInfo(duration: info.duration, frameDuration: info.frameDuration,
                                hasFEC: OpusPayload.hasFEC(payload, info: info))
-        case .sampled:
-            // 8 bytes a millisecond, 48 units a millisecond; no longer than Opus's longest packet.
+        case .sampled(let decoder):
+            // 8 bytes a millisecond, 48 units a millisecond.
+            guard decoder.codec.isWellFormed(payload) else { return nil }
             let duration = payload.count * 6
-            guard duration > 0, duration <= OpusPayload.maxDuration else { return nil }
             return PayloadInfo(duration: duration, frameDuration: duration, hasFEC: false)
         }
     }

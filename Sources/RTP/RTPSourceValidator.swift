@@ -5,7 +5,7 @@ import Opus
 ///
 /// Thread safety: a value type; safe to use from any thread.
 public enum RTPDropReason: Int, Sendable, CaseIterable, Codable {
-    /// Not a valid RTP packet, an empty or malformed Opus payload, or a truncated datagram.
+    /// Not a valid RTP packet, an empty or malformed payload for the codec, or a truncated datagram.
     case malformed
     /// A payload type other than the negotiated ones (Opus, and telephone events if negotiated).
     case wrongPayloadType
@@ -67,8 +67,9 @@ public struct RTPSourceValidator: Sendable {
         /// with several addresses may declare one and send from another (linphonec declares the
         /// machine's LAN address and sends to a loopback peer from 127.0.0.1).
         public var alternateSource: SocketAddress?
-        /// The codec's RTP clock rate, in Hz: interarrival jitter counts in its units (RFC 3550 A.8).
-        public var clockRate = 48000
+        /// The codec: what a well-formed payload is, and the clock interarrival jitter counts in
+        /// (RFC 3550 A.8).
+        public var codec = AudioCodec.opus
 
         public init(payloadType: UInt8 = 96, ssrcChangeHoldoffMs: Int = 100, sourceTimeoutMs: Int = 2000,
                     maxPayloadSize: Int = 1500) {
@@ -162,7 +163,7 @@ public struct RTPSourceValidator: Sendable {
         let isEvent = header.payloadType == configuration.telephoneEventPayloadType
         guard header.payloadType == configuration.payloadType || isEvent else { return .drop(.wrongPayloadType) }
         let payload = UnsafeRawBufferPointer(rebasing: datagram[packet.payload])
-        let wellFormed = isEvent ? TelephoneEvent.parse(payload) != nil : OpusPayload.parse(payload) != nil
+        let wellFormed = isEvent ? TelephoneEvent.parse(payload) != nil : configuration.codec.isWellFormed(payload)
         guard payload.count <= configuration.maxPayloadSize, wellFormed else { return .drop(.malformed) }
 
         if movedTo != nil {
@@ -246,7 +247,7 @@ public struct RTPSourceValidator: Sendable {
         lastSeen = arrival
         // An event's packets all carry its start time: they would read as growing delay (A.8).
         if !isEvent {
-            let arrivalUnits = RTPClock.rtpUnits(nanoseconds: arrival, rate: configuration.clockRate)
+            let arrivalUnits = RTPClock.rtpUnits(nanoseconds: arrival, rate: configuration.codec.rtpClockRate)
             jitter.update(arrival: arrivalUnits, timestamp: header.timestamp)
         }
         let packet = RTPReceivedPacket(sequenceNumber: sequence!.extended(header.sequenceNumber),

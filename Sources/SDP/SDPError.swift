@@ -12,8 +12,8 @@ public enum SDPError: Error, Sendable, Equatable {
     /// An `m=` or `c=` line does not parse.
     case badMedia(Int)
     case badConnection(Int)
-    /// No audio stream offers `opus/48000/2`.
-    case noOpus
+    /// No audio stream offers a codec this endpoint takes (Opus, G.722, PCMU, PCMA, as allowed).
+    case noCommonCodec
     /// A new offer in an established session changes something this endpoint cannot change
     /// mid-call (the codec, the peer's address, the streams); the detail says what.
     case unsupportedChange(String)

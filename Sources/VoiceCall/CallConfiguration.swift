@@ -2,10 +2,10 @@ public import Platform
 public import AudioIO
 public import AudioSession
 public import Opus
+public import RTP
 public import VoiceProcessing
 public import MediaNegotiation
 public import OpenSSL
-import RTP
 
 public import SIP
 
@@ -27,8 +27,13 @@ public struct CallConfiguration: Sendable {
     /// The user part of our SIP URI.
     public var userName: String
     public var audio: Audio
-    /// The codec; its rate follows the device's (an Opus rate).
+    /// The call's audio and Opus's settings; its rate follows the device's (an Opus rate), and
+    /// its frame duration is the packet time whatever the codec.
     public var codec: OpusCallConfiguration
+    /// The codecs calls offer and accept, best first (``AudioCodec/preference`` by default: Opus,
+    /// G.722, PCMU, PCMA). An answer takes the first of these the offer has; a peer that offers
+    /// none of them gets 488. G.711 and G.722 need a mono call.
+    public var codecs: [AudioCodec] = AudioCodec.preference
     /// Category options for `playAndRecord` + `voiceChat` (for example `.defaultToSpeaker`, `.allowBluetooth`).
     public var categoryOptions: AudioSession.CategoryOptions
     /// Preferred hardware values set on the session before activation.

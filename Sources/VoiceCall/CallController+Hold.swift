@@ -73,7 +73,7 @@ extension CallController {
         let direction: MediaDirection = held ? .inactive : .sendrecv
         guard let record = records[id], let ours = Self.description(in: record.sip.localDescription) else { return }
         do {
-            let offer = try OpusSDP.reoffer(ours, direction: direction)
+            let offer = try AudioSDP.reoffer(ours, direction: direction)
             try record.sip.reinvite(offer: .sdp(offer.text))
         } catch {
             logger.info("call \(id): the peer is not told (\(direction)): \(error)")

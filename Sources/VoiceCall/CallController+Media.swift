@@ -21,7 +21,7 @@ extension CallController {
 
     /// Activates the session for the call, opens the device and starts media towards `remote`,
     /// encrypted as `security` says.
-    func startMedia(_ id: String, remote: OpusStreamDescription, security: NegotiatedMediaSecurity) throws(CallError) {
+    func startMedia(_ id: String, remote: AudioStreamDescription, security: NegotiatedMediaSecurity) throws(CallError) {
         guard var record = records[id], let ports = record.ports else { throw .invalidState("no call \(id)") }
         try activateSession()
         do {
@@ -75,16 +75,18 @@ extension CallController {
 
     /// The RTP session for the peer's stream `remote`: codec limits, destinations, the one
     /// source the peer may send from, telephone events and latching.
-    private func rtpConfiguration(toward remote: OpusStreamDescription, from ports: PortReservation, record: CallRecord,
+    private func rtpConfiguration(toward remote: AudioStreamDescription, from ports: PortReservation, record: CallRecord,
                                   sampleRate: Int) throws(CallError) -> RTPSessionConfiguration {
         var codec = configuration.codec
         codec.sampleRate = sampleRate
         if let bitrate = remote.parameters.maxAverageBitrate { codec.bitrate = min(codec.bitrate, bitrate) }
+        if remote.codec != .opus { codec = AudioSDP.sendConfiguration(codec, for: remote) }
         let mux = configuration.rtcpMux && remote.rtcpMux
         let (remoteAddress, rtcpAddress) = try destinations(of: remote, mux: mux)
         var rtpConfiguration = RTPSessionConfiguration(
             localAddress: ports.rtp, remoteAddress: remoteAddress, remoteRTCPAddress: rtcpAddress,
             rtcpMux: mux, payloadType: remote.payloadType, opus: codec)
+        rtpConfiguration.codec = remote.codec
         // Only the address the peer declared may become its source (a relay forwards from its own).
         if configuration.mediaPath == nil {
             let declared = try Self.peerAddress(remote)
@@ -111,7 +113,7 @@ extension CallController {
     }
 
     /// Where RTP and RTCP go for the peer's stream `remote` (through `mediaPath` when set).
-    func destinations(of remote: OpusStreamDescription, mux: Bool) throws(CallError) -> (rtp: SocketAddress, rtcp: SocketAddress?) {
+    func destinations(of remote: AudioStreamDescription, mux: Bool) throws(CallError) -> (rtp: SocketAddress, rtcp: SocketAddress?) {
         let peer = try Self.peerAddress(remote)
         var rtcp = remote.rtcpPort.flatMap { try? SocketAddress(host: remote.address, port: UInt16(clamping: $0)) }
         if configuration.mediaPath != nil, rtcp == nil { rtcp = mux ? peer : peer.with(port: peer.port &+ 1) }
@@ -223,6 +225,7 @@ extension CallController {
         let jitter = media.jitterBufferStatistics
         let voice = media.voice.statistics
         var s = CallStatistics()
+        s.codec = media.rtp.configuration.codec.encodingName
         s.packetsSent = network.packetsSent
         s.packetsReceived = network.packetsReceived
         s.packetsLost = network.packetsLost

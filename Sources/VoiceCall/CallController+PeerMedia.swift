@@ -9,17 +9,18 @@ import SIP
 /// What the controller accepts of a peer's media: offers it can use without a name lookup,
 /// the address its RTP may come from, and how long it may stay silent.
 extension CallController {
-    /// The offer in an INVITE, if we can answer it: UTF-8 SDP with an Opus stream at a numeric
-    /// address. A name would need a DNS lookup of whatever the caller wrote (getaddrinfo blocks,
-    /// and the caller chooses what we resolve): 488, as for an offer without Opus.
-    static func usableOffer(_ body: SIPBody) -> SessionDescription? {
-        guard let parsed = description(in: body), let stream = try? OpusSDP.stream(in: parsed),
-              isNumericHost(stream.address) else { return nil }
+    /// The offer in an INVITE, if we can answer it: UTF-8 SDP with a stream in one of our codecs
+    /// at a numeric address. A name would need a DNS lookup of whatever the caller wrote
+    /// (getaddrinfo blocks, and the caller chooses what we resolve): 488, as for an offer
+    /// without a codec we take.
+    func usableOffer(_ body: SIPBody) -> SessionDescription? {
+        guard let parsed = Self.description(in: body), let stream = try? AudioSDP.stream(in: parsed, codecs: configuration.codecs),
+              Self.isNumericHost(stream.address) else { return nil }
         return parsed
     }
 
     /// Where the peer's stream `remote` says its RTP is, without a lookup (numeric addresses only).
-    static func peerAddress(_ remote: OpusStreamDescription) throws(CallError) -> SocketAddress {
+    static func peerAddress(_ remote: AudioStreamDescription) throws(CallError) -> SocketAddress {
         guard isNumericHost(remote.address) else {
             throw .media("the peer's media address \(remote.address) is not a numeric address")
         }

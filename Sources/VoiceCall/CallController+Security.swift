@@ -48,7 +48,7 @@ extension CallController {
     /// ours): the network thread unprotects with it from its next turn. What the SIP thread
     /// declined never gets here; a key libsrtp refuses leaves the old one.
     func followKeys(_ description: SessionDescription, _ record: inout CallRecord) {
-        guard case let .sdes(before) = record.security, let media = OpusSDP.streamMedia(in: description),
+        guard case let .sdes(before) = record.security, let media = AudioSDP.streamMedia(in: description),
               let next = try? record.security.following(description, media: media), case let .sdes(after) = next,
               after.remote != before.remote, let rtp = record.media?.rtp else { return }
         do {

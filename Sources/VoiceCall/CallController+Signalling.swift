@@ -54,8 +54,8 @@ extension CallController {
     /// The peer's description changed (a re-offer we answered, or its answer in the ACK of a
     /// re-INVITE without an offer): follow its address and its direction.
     func peerChanged(_ body: SIPBody, _ call: Call, announcesHold: Bool = true) {
-        guard let description = Self.description(in: body), let remote = try? OpusSDP.stream(in: description),
-              var record = records[call.id], let media = record.media else { return }
+        guard let description = Self.description(in: body), var record = records[call.id], let media = record.media,
+              let remote = try? AudioSDP.stream(in: description, codecs: [record.remote?.codec ?? .opus]) else { return }
         followKeys(description, &record)
         // `c=0.0.0.0` is the old way to hold (RFC 3264 section 8.4): send nothing, move nothing.
         let heldByAddress = remote.address == "0.0.0.0" || remote.address == "::"
@@ -87,7 +87,7 @@ extension CallController {
     }
 
     /// The answer to a peer's changed offer in an established call (hold, resume, media moved
-    /// to a new address or port): ``OpusSDP/reanswer(_:peerPrevious:ours:wanting:)`` within the
+    /// to a new address or port): ``AudioSDP/reanswer(_:peerPrevious:ours:wanting:)`` within the
     /// directions we want (`inactive` while we hold the call); a new codec, address family or
     /// set of streams is declined (488) and the call goes on as it was. Runs on the SIP thread.
     static func answerChangedOffer(_ offer: SIPBody, peerPrevious: SIPBody?, ours: SIPBody,
@@ -95,8 +95,8 @@ extension CallController {
                                    security: NegotiatedMediaSecurity? = nil) -> SIPBody? {
         guard offer.contentType.lowercased() == "application/sdp",
               let new = description(in: offer), let previous = description(in: peerPrevious), let last = description(in: ours),
-              let media = OpusSDP.streamMedia(in: new), (try? (security ?? .clear).following(new, media: media)) != nil,
-              let (answer, remote) = try? OpusSDP.reanswer(new, peerPrevious: previous, ours: last, wanting: wanted),
+              let media = AudioSDP.streamMedia(in: new), (try? (security ?? .clear).following(new, media: media)) != nil,
+              let (answer, remote) = try? AudioSDP.reanswer(new, peerPrevious: previous, ours: last, wanting: wanted),
               Self.isNumericHost(remote.address) else { return nil }
         return .sdp(answer.text)
     }
@@ -122,7 +122,7 @@ extension CallController {
                 throw CallError.signalling("the answer has no SDP")
             }
             let description = try SessionDescription.parse(text)
-            let remote = try OpusSDP.stream(in: description)
+            let remote = try AudioSDP.stream(in: description, codecs: configuration.codecs, order: .theirs)
             try startMedia(id, remote: remote, security: acceptedSecurity(id, answer: description))
             then()
         } catch {
@@ -135,7 +135,9 @@ extension CallController {
     /// The encryption the peer's `answer` agrees to our offer.
     private func acceptedSecurity(_ id: String, answer: SessionDescription) throws(CallError) -> NegotiatedMediaSecurity {
         guard let offered = records[id]?.securityOffer else { return .clear }
-        guard let media = OpusSDP.streamMedia(in: answer) else { throw .signalling("the answer has no Opus stream") }
+        guard let media = AudioSDP.streamMedia(in: answer, codecs: configuration.codecs) else {
+            throw .signalling("the answer has no stream in a codec we offered")
+        }
         do {
             return try configuration.mediaSecurity.acceptAnswer(answer, media: media, offered: offered)
         } catch {

@@ -82,6 +82,10 @@ public actor CallController {
     /// - Parameter logger: where the controller, its SIP user agent and its calls log.
     public init(configuration: CallConfiguration, session: AudioSession? = nil,
                 logger: Logger = Logger(label: "callaudio.call")) throws(CallError) {
+        guard !configuration.codecs.isEmpty, configuration.codec.channels == 1 || configuration.codecs == [.opus] else {
+            throw .media(configuration.codecs.isEmpty ? "no codec allowed (CallConfiguration.codecs is empty)"
+                                                      : "G.711 and G.722 are mono; a stereo call allows only Opus")
+        }
         self.configuration = configuration
         self.session = session ?? Self.defaultSession(for: configuration)
         self.logger = logger
@@ -191,9 +195,9 @@ public actor CallController {
         let ports = try PortReservation(host: located.localHost)
         let sessionID = UInt64.random(in: 1...UInt64(Int64.max))
         let security = configuration.mediaSecurity.makeOffer(fingerprint: dtlsFingerprint)
-        let offer = OpusSDP.offer(address: ports.rtp, sessionID: sessionID, parameters: sdpParameters,
-                                  ptime: configuration.codec.frameMilliseconds, rtcpMux: configuration.rtcpMux,
-                                  telephoneEvents: OpusSDP.telephoneEventFormats, security: security)
+        let offer = AudioSDP.offer(address: ports.rtp, sessionID: sessionID, parameters: sdpParameters,
+                                  codecs: configuration.codecs, ptime: configuration.codec.frameMilliseconds, rtcpMux: configuration.rtcpMux,
+                                  telephoneEvents: AudioSDP.telephoneEventFormats, security: security)
         let sipCall: SIPCall
         do { sipCall = try userAgent.invite(located, offer: .sdp(offer.text)) } catch { throw .signalling("\(error)") }
         let call = Call(id: sipCall.callID, direction: .outgoing, remoteURI: target, controller: self,
@@ -223,7 +227,7 @@ public actor CallController {
         var offer: SessionDescription?
         var securityAnswer: (proto: String, attributes: [SessionDescription.Attribute], negotiated: NegotiatedMediaSecurity)?
         if let body = sipCall.offer {
-            guard let parsed = Self.usableOffer(body), let media = OpusSDP.streamMedia(in: parsed) else {
+            guard let parsed = usableOffer(body), let media = AudioSDP.streamMedia(in: parsed, codecs: configuration.codecs) else {
                 try? sipCall.reject(status: 488, reason: "Not Acceptable Here")
                 return
             }
@@ -256,9 +260,9 @@ public actor CallController {
         do {
             let ports = try PortReservation(host: record.sip.localHost)
             let security = record.securityAnswer
-            let (answer, remote) = try OpusSDP.answer(offer, address: ports.rtp, sessionID: UInt64.random(in: 1...UInt64(Int64.max)),
+            let (answer, remote) = try AudioSDP.answer(offer, address: ports.rtp, sessionID: UInt64.random(in: 1...UInt64(Int64.max)),
                                                       parameters: sdpParameters, ptime: configuration.codec.frameMilliseconds,
-                                                      rtcpMux: configuration.rtcpMux,
+                                                      rtcpMux: configuration.rtcpMux, codecs: configuration.codecs,
                                                       security: security.map { ($0.proto, $0.attributes) })
             record.ports = ports
             records[call.id] = record
@@ -299,9 +303,9 @@ public actor CallController {
             throw error
         }
         let security = configuration.mediaSecurity.makeOffer(fingerprint: dtlsFingerprint)
-        let offer = OpusSDP.offer(address: ports.rtp, sessionID: UInt64.random(in: 1...UInt64(Int64.max)), parameters: sdpParameters,
-                                  ptime: configuration.codec.frameMilliseconds, rtcpMux: configuration.rtcpMux,
-                                  telephoneEvents: OpusSDP.telephoneEventFormats, security: security)
+        let offer = AudioSDP.offer(address: ports.rtp, sessionID: UInt64.random(in: 1...UInt64(Int64.max)), parameters: sdpParameters,
+                                  codecs: configuration.codecs, ptime: configuration.codec.frameMilliseconds, rtcpMux: configuration.rtcpMux,
+                                  telephoneEvents: AudioSDP.telephoneEventFormats, security: security)
         record.ports = ports
         record.securityOffer = security
         records[call.id] = record

@@ -43,7 +43,7 @@ struct CallRecord {
     /// The answer in a provisional response (early media), for a 2xx that does not repeat it.
     var earlyAnswer: SIPBody?
     /// The peer's stream as it last described it (where media goes).
-    var remote: OpusStreamDescription?
+    var remote: AudioStreamDescription?
     var media: CallMedia?
     var io: IOActivity?
     /// When the audio device was last opened again after a failure.

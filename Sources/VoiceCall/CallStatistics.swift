@@ -4,6 +4,8 @@
 ///
 /// Thread safety: a value type; safe to use from any thread.
 public struct CallStatistics: Sendable, Equatable, Codable {
+    /// The codec both ways, by its SDP name (`opus`, `G722`, `PCMU`, `PCMA`; empty before media).
+    public var codec = ""
     public var packetsSent = 0
     public var packetsReceived = 0
     public var packetsLost = 0
@@ -67,6 +69,7 @@ public struct CallStatistics: Sendable, Equatable, Codable {
     public init() {}
 
     enum CodingKeys: String, CodingKey {
+        case codec
         case packetsSent = "packets_sent", packetsReceived = "packets_received", packetsLost = "packets_lost"
         case jitterMs = "jitter_ms", rttMs = "rtt_ms", fecRecovered = "fec_recovered",
              framesEncodedWithFEC = "frames_encoded_with_fec", concealedMs = "concealed_ms",

@@ -150,8 +150,8 @@ struct FuzzTests {
     func sdp() throws {
         let address = try SocketAddress(host: "127.0.0.1", port: 5004)
         let seeds: [[UInt8]] = [
-            Array(OpusSDP.offer(address: address, sessionID: 1, rtcpMux: true).text.utf8),
-            Array(OpusSDP.receiverDescription(destination: address, configuration: OpusCallConfiguration()).text.utf8),
+            Array(AudioSDP.offer(address: address, sessionID: 1, rtcpMux: true).text.utf8),
+            Array(AudioSDP.receiverDescription(destination: address, configuration: OpusCallConfiguration()).text.utf8),
             Array("v=0\no=- 1 1 IN IP6 ::1\ns=-\nc=IN IP6 ::1\nt=0 0\nm=audio 9/2 RTP/AVP 0 111\na=rtpmap:111 opus/48000/2\na=fmtp:111 useinbandfec=1;maxaveragebitrate=x\na=rtcp:9 IN IP6 ::1\na=sendonly\n".utf8),
         ]
         var mutator = Mutator(random: SeededRandom(seed: 0x5D9))
@@ -161,8 +161,8 @@ struct FuzzTests {
             let text = String(decoding: mutator.mutate(seeds[mutator.int(seeds.count)], others: seeds), as: UTF8.self)
             if let description = try? SessionDescription.parse(text) {
                 parsed += 1
-                _ = try? OpusSDP.stream(in: description)
-                _ = try? OpusSDP.answer(description, address: address, sessionID: 2, parameters: .init())
+                _ = try? AudioSDP.stream(in: description)
+                _ = try? AudioSDP.answer(description, address: address, sessionID: 2, parameters: .init())
                 _ = description.text
             }
         }

@@ -73,11 +73,11 @@ struct TelephoneEventTests {
     @Test("SDP: we offer events at 48 and 8 kHz; an answer keeps the offerer's payload type, 48 kHz first, and only when offered")
     func sdpNegotiation() throws {
         let address = try SocketAddress(host: "192.0.2.1", port: 4000)
-        let offer = OpusSDP.offer(address: address, sessionID: 1, telephoneEvents: OpusSDP.telephoneEventFormats)
+        let offer = AudioSDP.offer(address: address, sessionID: 1, telephoneEvents: AudioSDP.telephoneEventFormats)
         #expect(offer.text.contains("m=audio 4000 RTP/AVP 96 101 102"))
         #expect(offer.text.contains("a=rtpmap:101 telephone-event/48000") && offer.text.contains("a=fmtp:101 0-15"))
         #expect(offer.text.contains("a=rtpmap:102 telephone-event/8000"))
-        #expect(try OpusSDP.stream(in: offer).telephoneEvents == TelephoneEventFormat(payloadType: 101, clockRate: 48000))
+        #expect(try AudioSDP.stream(in: offer).telephoneEvents == TelephoneEventFormat(payloadType: 101, clockRate: 48000))
 
         func peerOffer(_ events: String, formats: String) throws -> SessionDescription {
             try SessionDescription.parse("""
@@ -94,23 +94,23 @@ struct TelephoneEventTests {
         // A peer offering events at 8 and 48 kHz under other numbers: 48 kHz is answered.
         let both = try peerOffer("a=rtpmap:100 telephone-event/48000\r\na=fmtp:100 0-15\r\na=rtpmap:110 telephone-event/8000\r\n",
                                  formats: " 100 110")
-        let (answer, remote) = try OpusSDP.answer(both, address: address, sessionID: 2, parameters: .init())
+        let (answer, remote) = try AudioSDP.answer(both, address: address, sessionID: 2, parameters: .init())
         #expect(remote.telephoneEvents == TelephoneEventFormat(payloadType: 100, clockRate: 48000))
         #expect(answer.text.contains("m=audio 4000 RTP/AVP 111 100\r"))
         #expect(answer.text.contains("a=rtpmap:100 telephone-event/48000"))
         #expect(!answer.text.contains("telephone-event/8000"))
-        let declined = try OpusSDP.answer(both, address: address, sessionID: 2, parameters: .init(), telephoneEvents: false)
+        let declined = try AudioSDP.answer(both, address: address, sessionID: 2, parameters: .init(), telephoneEvents: false)
         #expect(declined.remote.telephoneEvents == nil && !declined.answer.text.contains("telephone-event"))
 
         // baresip offers events at 8 kHz only, with Opus: answered at 8 kHz.
         let old = try peerOffer("a=rtpmap:101 telephone-event/8000\r\n", formats: " 101")
-        let (answer8, remote8) = try OpusSDP.answer(old, address: address, sessionID: 3, parameters: .init())
+        let (answer8, remote8) = try AudioSDP.answer(old, address: address, sessionID: 3, parameters: .init())
         #expect(remote8.telephoneEvents == TelephoneEventFormat(payloadType: 101, clockRate: 8000))
         #expect(answer8.text.contains("a=rtpmap:101 telephone-event/8000"))
 
         // Without events in the offer, none in the answer.
-        let plain = OpusSDP.offer(address: address, sessionID: 3)
-        let (answer2, remote2) = try OpusSDP.answer(plain, address: address, sessionID: 4, parameters: .init())
+        let plain = AudioSDP.offer(address: address, sessionID: 3)
+        let (answer2, remote2) = try AudioSDP.answer(plain, address: address, sessionID: 4, parameters: .init())
         #expect(remote2.telephoneEvents == nil && !answer2.text.contains("telephone-event"))
     }
 

@@ -12,7 +12,7 @@ import WAV
 @Suite("RTP sessions on loopback")
 struct TransportTests {
     /// Two sessions on loopback; the first sends `seconds` of speech, both run their I/O cycle.
-    static func call(host: String = "127.0.0.1", rtcpMux: Bool = false, seconds: Double,
+    static func call(host: String = "127.0.0.1", rtcpMux: Bool = false, codec: AudioCodec = .opus, seconds: Double,
                      during: ((Int, SocketAddress) -> Void)? = nil) throws -> (RTPSession, RTPSession, [Int16]) {
         var lastError: (any Error)?
         for attempt in 0..<10 {
@@ -20,8 +20,14 @@ struct TransportTests {
             do {
                 let aAddress = try SocketAddress(host: host, port: base & ~1)
                 let bAddress = try SocketAddress(host: host, port: (base & ~1) + 2)
-                let a = try RTPSession(configuration: RTPSessionConfiguration(localAddress: aAddress, remoteAddress: bAddress, rtcpMux: rtcpMux))
-                let b = try RTPSession(configuration: RTPSessionConfiguration(localAddress: bAddress, remoteAddress: aAddress, rtcpMux: rtcpMux))
+                func configuration(_ local: SocketAddress, _ remote: SocketAddress) -> RTPSessionConfiguration {
+                    var c = RTPSessionConfiguration(localAddress: local, remoteAddress: remote, rtcpMux: rtcpMux,
+                                                    payloadType: codec.staticPayloadType ?? 96)
+                    c.codec = codec
+                    return c
+                }
+                let a = try RTPSession(configuration: configuration(aAddress, bAddress))
+                let b = try RTPSession(configuration: configuration(bAddress, aAddress))
                 return (a, b, try run(a, b, seconds: seconds, during: during))
             } catch let error as SocketError {
                 lastError = error  // a port in use: try others
@@ -68,6 +74,19 @@ struct TransportTests {
         #expect(sa.remoteReports >= 1 && sa.rttMs != nil && sa.rttMs! < 50)
         #expect(sa.rtcpDropped == 0 && sb.rtcpDropped == 0)
         #expect(b.jitterMonitor.snapshot.packetsInserted >= 170)
+        #expect(Levels.rms(received.map { Float($0) / 32768 }) > 0.01)
+    }
+
+    @Test("G.722 and G.711 calls on loopback: every packet through, jitter and RTT on the codec's clock",
+          arguments: [AudioCodec.g722, .pcmu])
+    func sampledCodecs(codec: AudioCodec) throws {
+        let (a, b, received) = try Self.call(codec: codec, seconds: 3)
+        let sa = a.statistics, sb = b.statistics
+        #expect(sa.packetsSent == 150)
+        #expect(sb.packetsReceived >= 145 && sb.droppedTotal <= 1)
+        #expect(sb.packetsLost == 0 && sb.jitterMs < 5)
+        #expect(sa.remoteReports >= 1 && sa.rttMs != nil && sa.rttMs! < 50)
+        #expect(b.jitterMonitor.snapshot.packetsInserted >= 145 && b.jitterMonitor.snapshot.concealedMs < 100)
         #expect(Levels.rms(received.map { Float($0) / 32768 }) > 0.01)
     }
 

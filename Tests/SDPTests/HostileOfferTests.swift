@@ -21,7 +21,7 @@ import Testing
         for _ in 0..<5 {
             let start = ContinuousClock.now
             if let offer = try? SessionDescription.parse(text) {
-                _ = try? OpusSDP.reanswer(offer, peerPrevious: previous, ours: ours)
+                _ = try? AudioSDP.reanswer(offer, peerPrevious: previous, ours: ours)
             }
             best = min(best, .now - start)
         }
@@ -30,7 +30,7 @@ import Testing
 
     @Test func aHugeReofferCostsLinearTime() throws {
         let previous = try SessionDescription.parse(Self.hugeOffer(formats: 1, rtpmaps: 0))
-        let ours = OpusSDP.offer(address: try SocketAddress(host: "127.0.0.1", port: 5000), sessionID: 7)
+        let ours = AudioSDP.offer(address: try SocketAddress(host: "127.0.0.1", port: 5000), sessionID: 7)
         let small = Self.hugeOffer(formats: 1_000, rtpmaps: 500), large = Self.hugeOffer(formats: 4_000, rtpmaps: 2_000)
         #expect(large.utf8.count > 55_000)
         let smallCost = Self.cost(small, previous: previous, ours: ours), largeCost = Self.cost(large, previous: previous, ours: ours)

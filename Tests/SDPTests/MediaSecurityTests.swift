@@ -19,11 +19,11 @@ struct MediaSecurityTests {
     /// An Opus offer as `policy` would make it, parsed back from its text.
     static func offer(_ policy: MediaSecurityPolicy, fingerprint: SDPFingerprint? = fingerprint) -> (SessionDescription, SecurityOffer) {
         let security = policy.makeOffer(fingerprint: fingerprint)
-        let text = OpusSDP.offer(address: address, sessionID: 1, security: security).text
+        let text = AudioSDP.offer(address: address, sessionID: 1, security: security).text
         return (try! SessionDescription.parse(text), security)
     }
 
-    static func media(_ d: SessionDescription) -> SessionDescription.Media { OpusSDP.streamMedia(in: d)! }
+    static func media(_ d: SessionDescription) -> SessionDescription.Media { AudioSDP.streamMedia(in: d)! }
 
     @Test("a=crypto parses and writes back; its description never shows the key")
     func cryptoAttribute() throws {
@@ -109,7 +109,7 @@ struct MediaSecurityTests {
         let (proto, attributes, answered) = try policy.answer(offer, media: Self.media(offer), fingerprint: nil, overSecureSignalling: true)
         guard case let .sdes(answererKeys) = answered else { Issue.record("not SDES"); return }
         #expect(answererKeys.profile == .aesCM128HMACSHA1_80 && answererKeys.tag == 1)
-        let answer = try OpusSDP.answer(offer, address: Self.address, sessionID: 2, parameters: .init(), security: (proto, attributes)).answer
+        let answer = try AudioSDP.answer(offer, address: Self.address, sessionID: 2, parameters: .init(), security: (proto, attributes)).answer
         let answerMedia = Self.media(try SessionDescription.parse(answer.text))
         #expect(answerMedia.proto == "RTP/SAVP" && answerMedia.cryptos.count == 1)
         guard case let .sdes(offererKeys) = try policy.acceptAnswer(answer, media: answerMedia, offered: offered) else {
@@ -166,7 +166,7 @@ struct MediaSecurityTests {
         let (proto, attributes, answered) = try policy.answer(offer, media: Self.media(offer), fingerprint: Self.otherFingerprint,
                                                               overSecureSignalling: false)
         #expect(answered == .dtls(DTLSMediaParameters(isClient: true, remoteFingerprints: [Self.fingerprint])))
-        let answer = try OpusSDP.answer(offer, address: Self.address, sessionID: 2, parameters: .init(), security: (proto, attributes)).answer
+        let answer = try AudioSDP.answer(offer, address: Self.address, sessionID: 2, parameters: .init(), security: (proto, attributes)).answer
         let accepted = try policy.acceptAnswer(answer, media: Self.media(answer), offered: offered)
         #expect(accepted == .dtls(DTLSMediaParameters(isClient: false, remoteFingerprints: [Self.otherFingerprint])))
         var noFingerprint = offer

@@ -29,7 +29,7 @@ struct SDPTests {
             let sdp = try SessionDescription.parse(text.replacingOccurrences(of: "\n", with: separator))
             #expect(sdp.sessionName == "No Name")
             #expect(sdp.media.count == 1 && sdp.media[0].bandwidths == ["AS:32"])
-            let stream = try OpusSDP.stream(in: sdp)
+            let stream = try AudioSDP.stream(in: sdp)
             #expect(stream.address == "127.0.0.1" && stream.port == 5008 && stream.payloadType == 96)
             #expect(stream.parameters.spropStereo == false && stream.parameters.useInbandFEC == nil)
             #expect(stream.direction == .sendrecv)
@@ -38,7 +38,7 @@ struct SDPTests {
 
     @Test("An offer round-trips through text")
     func offerRoundTrip() throws {
-        let offer = OpusSDP.offer(address: Self.local, sessionID: 42,
+        let offer = AudioSDP.offer(address: Self.local, sessionID: 42,
                                   parameters: .init(useInbandFEC: true, useDTX: true, maxAverageBitrate: 24000,
                                                     stereo: false, spropStereo: false),
                                   direction: .sendonly, rtcpMux: true)
@@ -48,7 +48,7 @@ struct SDPTests {
         #expect(text.contains("a=ptime:20\r\na=maxptime:120\r\n"))
         let parsed = try SessionDescription.parse(text)
         #expect(parsed == offer)
-        let stream = try OpusSDP.stream(in: parsed)
+        let stream = try AudioSDP.stream(in: parsed)
         #expect(stream.direction == .sendonly && stream.rtcpMux && stream.ptime == 20 && stream.maxptime == 120)
         #expect(stream.parameters.useDTX == true && stream.parameters.maxAverageBitrate == 24000)
     }
@@ -72,7 +72,7 @@ struct SDPTests {
             a=rtpmap:99 h263-1998/90000\r
 
             """)
-        let (answer, remote) = try OpusSDP.answer(offer, address: Self.local, sessionID: 7,
+        let (answer, remote) = try AudioSDP.answer(offer, address: Self.local, sessionID: 7,
                                                   parameters: .init(useInbandFEC: true), rtcpMux: true)
         #expect(remote.payloadType == 111 && remote.port == 49170 && remote.address == "::1" && remote.rtcpPort == 49200)
         #expect(answer.media.count == 2)
@@ -83,7 +83,7 @@ struct SDPTests {
         #expect(audio.payloadType(for: "opus/48000/2") == "111")
         #expect(answer.media[1].port == 0 && answer.media[1].media == "video")
         // What to send the offerer: FEC yes, DTX no, at most 20 kb/s, 40 ms packets.
-        let send = OpusSDP.sendConfiguration(OpusCallConfiguration(), for: remote)
+        let send = AudioSDP.sendConfiguration(OpusCallConfiguration(), for: remote)
         #expect(send.inbandFEC && !send.dtx && send.bitrate == 20000 && send.frameMilliseconds == 40 && send.channels == 1)
     }
 
@@ -104,49 +104,49 @@ struct SDPTests {
                 """)
         }
         let first = try offer(nil)
-        let (ours, _) = try OpusSDP.answer(first, address: Self.local, sessionID: 7, parameters: .init(useInbandFEC: true))
+        let (ours, _) = try AudioSDP.answer(first, address: Self.local, sessionID: 7, parameters: .init(useInbandFEC: true))
         // Hold: the peer only sends, we only receive; the version moves on.
-        let (held, remote) = try OpusSDP.reanswer(try offer("sendonly", version: 2), peerPrevious: first, ours: ours)
+        let (held, remote) = try AudioSDP.reanswer(try offer("sendonly", version: 2), peerPrevious: first, ours: ours)
         #expect(remote.direction == .sendonly && !remote.direction.receives)
         #expect(held.media[0].direction == .recvonly)
         #expect(held.origin.sessionVersion == "2" && held.origin.sessionID == ours.origin.sessionID)
         #expect(held.media[0].formats == ours.media[0].formats && held.media[0].port == ours.media[0].port)
         // A session-level attribute counts too (RFC 4566 section 6), and inactive answers inactive.
-        let (quiet, quietRemote) = try OpusSDP.reanswer(try offer("inactive", version: 3, sessionLevel: true),
+        let (quiet, quietRemote) = try AudioSDP.reanswer(try offer("inactive", version: 3, sessionLevel: true),
                                                         peerPrevious: first, ours: held)
         #expect(quietRemote.direction == .inactive && quiet.media[0].direction == .inactive)
         #expect(quiet.origin.sessionVersion == "3")
         // Resume: sendrecv again, one attribute, not two.
-        let (resumed, _) = try OpusSDP.reanswer(try offer("sendrecv", version: 4), peerPrevious: first, ours: quiet)
+        let (resumed, _) = try AudioSDP.reanswer(try offer("sendrecv", version: 4), peerPrevious: first, ours: quiet)
         #expect(resumed.media[0].direction == .sendrecv)
         #expect(resumed.media[0].attributes.filter { MediaDirection(rawValue: $0.name) != nil }.count == 1)
         // While we hold the call, a peer's sendrecv offer is answered inactive: still held.
-        let (stillHeld, _) = try OpusSDP.reanswer(try offer("sendrecv", version: 4), peerPrevious: first, ours: quiet, wanting: .inactive)
+        let (stillHeld, _) = try AudioSDP.reanswer(try offer("sendrecv", version: 4), peerPrevious: first, ours: quiet, wanting: .inactive)
         #expect(stillHeld.media[0].direction == .inactive && stillHeld.origin.sessionVersion == quiet.origin.sessionVersion)
         // Unchanged answer, unchanged version.
-        let (same, _) = try OpusSDP.reanswer(try offer("sendrecv", version: 5), peerPrevious: first, ours: resumed)
+        let (same, _) = try AudioSDP.reanswer(try offer("sendrecv", version: 5), peerPrevious: first, ours: resumed)
         #expect(same == resumed)
         // The peer moves its media (a PBX leaving the path): the stream says where to send now,
         // and our answer, with its address and port, stays as it was.
-        let (moved, movedRemote) = try OpusSDP.reanswer(try offer("sendrecv", port: 6002, version: 6), peerPrevious: first, ours: resumed)
+        let (moved, movedRemote) = try AudioSDP.reanswer(try offer("sendrecv", port: 6002, version: 6), peerPrevious: first, ours: resumed)
         #expect(movedRemote.port == 6002 && movedRemote.address == "127.0.0.1")
         #expect(moved == resumed)
         // rtcp-mux: we offered it, the peer's answer did not take it, its re-offer now has it. It
         // is not in use, so the answer declines it; in use, a re-offer cannot drop it.
-        let ourOffer = OpusSDP.offer(address: Self.local, sessionID: 9, rtcpMux: true)
+        let ourOffer = AudioSDP.offer(address: Self.local, sessionID: 9, rtcpMux: true)
         let muxOffer = try SessionDescription.parse(try offer("sendonly", version: 7).text + "a=rtcp-mux\r\n")
-        let (declined, _) = try OpusSDP.reanswer(muxOffer, peerPrevious: first, ours: ourOffer)
+        let (declined, _) = try AudioSDP.reanswer(muxOffer, peerPrevious: first, ours: ourOffer)
         #expect(!declined.media[0].has("rtcp-mux") && declined.media[0].direction == .recvonly)
         #expect(throws: SDPError.unsupportedChange("rtcp-mux")) {
-            try OpusSDP.reanswer(try offer("sendonly", version: 8), peerPrevious: muxOffer, ours: ourOffer)
+            try AudioSDP.reanswer(try offer("sendonly", version: 8), peerPrevious: muxOffer, ours: ourOffer)
         }
         // Another address family (our socket is IPv4), or no Opus: refused, so the caller declines with 488.
         let v6 = try SessionDescription.parse(try offer("sendrecv").text.replacingOccurrences(of: "IN IP4 127.0.0.1", with: "IN IP6 ::1"))
         #expect(throws: SDPError.unsupportedChange("the address family")) {
-            try OpusSDP.reanswer(v6, peerPrevious: first, ours: ours)
+            try AudioSDP.reanswer(v6, peerPrevious: first, ours: ours)
         }
-        #expect(throws: SDPError.noOpus) {
-            try OpusSDP.reanswer(try SessionDescription.parse("v=0\no=- 1 2 IN IP4 127.0.0.1\ns=-\nc=IN IP4 127.0.0.1\nt=0 0\nm=audio 6000 RTP/AVP 0\n"),
+        #expect(throws: SDPError.noCommonCodec) {
+            try AudioSDP.reanswer(try SessionDescription.parse("v=0\no=- 1 2 IN IP4 127.0.0.1\ns=-\nc=IN IP4 127.0.0.1\nt=0 0\nm=audio 6000 RTP/AVP 0\n"),
                                  peerPrevious: first, ours: ours)
         }
     }
@@ -172,25 +172,29 @@ struct SDPTests {
 
     @Test("Our re-offer changes only the Opus stream's direction and the origin's version")
     func reoffer() throws {
-        let ours = OpusSDP.offer(address: try SocketAddress(host: "127.0.0.1", port: 5000), sessionID: 7)
-        let held = try OpusSDP.reoffer(ours, direction: .inactive)
-        #expect(try OpusSDP.stream(in: held).direction == .inactive)
+        let ours = AudioSDP.offer(address: try SocketAddress(host: "127.0.0.1", port: 5000), sessionID: 7)
+        let held = try AudioSDP.reoffer(ours, direction: .inactive)
+        #expect(try AudioSDP.stream(in: held).direction == .inactive)
         #expect(held.origin.sessionVersion == "\((UInt64(ours.origin.sessionVersion) ?? 0) + 1)")
         #expect(held.media[0].attributes.count(where: { MediaDirection(rawValue: $0.name) != nil }) == 1)
-        var back = try OpusSDP.reoffer(held, direction: .sendrecv)
-        #expect(try OpusSDP.stream(in: back).direction == .sendrecv)
+        var back = try AudioSDP.reoffer(held, direction: .sendrecv)
+        #expect(try AudioSDP.stream(in: back).direction == .sendrecv)
         back.origin.sessionVersion = ours.origin.sessionVersion
         back.media[0].setDirection(ours.direction(of: ours.media[0]))
-        #expect(try OpusSDP.stream(in: back) == OpusSDP.stream(in: ours))
+        #expect(try AudioSDP.stream(in: back) == AudioSDP.stream(in: ours))
         var noAudio = ours
         noAudio.media[0].port = 0
-        #expect(throws: SDPError.noOpus) { try OpusSDP.reoffer(noAudio, direction: .inactive) }
+        #expect(throws: SDPError.noCommonCodec) { try AudioSDP.reoffer(noAudio, direction: .inactive) }
     }
 
-    @Test("Offers without Opus and broken descriptions are refused with a reason")
+    @Test("Offers without a codec we take and broken descriptions are refused with a reason")
     func errors() {
-        #expect(throws: SDPError.noOpus) {
-            try OpusSDP.stream(in: SessionDescription.parse("v=0\no=- 1 1 IN IP4 1.2.3.4\ns=-\nc=IN IP4 1.2.3.4\nt=0 0\nm=audio 1 RTP/AVP 0\n"))
+        #expect(throws: SDPError.noCommonCodec) {
+            try AudioSDP.stream(in: SessionDescription.parse("v=0\no=- 1 1 IN IP4 1.2.3.4\ns=-\nc=IN IP4 1.2.3.4\nt=0 0\nm=audio 1 RTP/AVP 18\n"))
+        }
+        #expect(throws: SDPError.noCommonCodec) {
+            try AudioSDP.stream(in: SessionDescription.parse("v=0\no=- 1 1 IN IP4 1.2.3.4\ns=-\nc=IN IP4 1.2.3.4\nt=0 0\nm=audio 1 RTP/AVP 0\n"),
+                                codecs: [.opus])
         }
         #expect(throws: SDPError.missingVersion) { try SessionDescription.parse("o=- 1 1 IN IP4 1.2.3.4\n") }
         #expect(throws: SDPError.missingOrigin) { try SessionDescription.parse("v=0\no=- 1\n") }
@@ -210,13 +214,13 @@ struct SDPTests {
     @Test("The receiver's SDP file has what ffmpeg needs")
     func receiverFile() throws {
         let destination = try SocketAddress(host: "127.0.0.1", port: 5006)
-        let sdp = OpusSDP.receiverDescription(destination: destination, configuration: OpusCallConfiguration())
+        let sdp = AudioSDP.receiverDescription(destination: destination, configuration: OpusCallConfiguration())
         let text = sdp.text
         for line in ["v=0", "c=IN IP4 127.0.0.1", "t=0 0", "m=audio 5006 RTP/AVP 96", "a=rtpmap:96 opus/48000/2"] {
             #expect(text.contains(line + "\r\n"))
         }
-        #expect(try OpusSDP.stream(in: SessionDescription.parse(text)).port == 5006)
-        let v6 = OpusSDP.receiverDescription(destination: try SocketAddress(host: "::1", port: 7000),
+        #expect(try AudioSDP.stream(in: SessionDescription.parse(text)).port == 5006)
+        let v6 = AudioSDP.receiverDescription(destination: try SocketAddress(host: "::1", port: 7000),
                                              configuration: OpusCallConfiguration())
         #expect(v6.text.contains("c=IN IP6 ::1\r\n"))
     }

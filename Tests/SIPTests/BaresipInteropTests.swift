@@ -78,7 +78,7 @@ struct BaresipInteropTests {
         }
         let events = Recorder(call.events)
         let offer = try SessionDescription.parse(try #require(call.offer).text)
-        let (answer, _) = try OpusSDP.answer(offer, address: SocketAddress(host: "127.0.0.1", port: UInt16(media.port)), sessionID: 9,
+        let (answer, _) = try AudioSDP.answer(offer, address: SocketAddress(host: "127.0.0.1", port: UInt16(media.port)), sessionID: 9,
                                              parameters: .init(useInbandFEC: true))
         try call.accept(answer: .sdp(answer.text))
         #expect(await baresip.waitForOutput("Call established", timeout: .seconds(5)), "\(baresip.output)")
@@ -88,7 +88,7 @@ struct BaresipInteropTests {
     /// The Opus stream's direction in each session description that parses.
     static func directions(_ bodies: [SIPBody]) -> [MediaDirection] {
         bodies.compactMap { body in
-            (try? SessionDescription.parse(body.text)).flatMap { try? OpusSDP.stream(in: $0) }?.direction
+            (try? SessionDescription.parse(body.text)).flatMap { try? AudioSDP.stream(in: $0) }?.direction
         }
     }
 
@@ -100,7 +100,7 @@ struct BaresipInteropTests {
         let agent = try makeAgent(user: "bob", timers: .rfc3261) { _, offer, peerPrevious, ours in
             guard let new = try? SessionDescription.parse(offer.text), let previous = peerPrevious.flatMap({ try? SessionDescription.parse($0.text) }),
                   let last = try? SessionDescription.parse(ours.text),
-                  let (answer, _) = try? OpusSDP.reanswer(new, peerPrevious: previous, ours: last) else { return nil }
+                  let (answer, _) = try? AudioSDP.reanswer(new, peerPrevious: previous, ours: last) else { return nil }
             return .sdp(answer.text)
         }
         let media = try HeldPort()
@@ -134,10 +134,10 @@ struct BaresipInteropTests {
         func answers() -> [MediaDirection] {
             Self.directions(events.all.compactMap { if case let .reinviteAnswered(body?) = $0 { body } else { nil } })
         }
-        try call.reinvite(offer: .sdp(try OpusSDP.reoffer(answer, direction: .inactive).text))
+        try call.reinvite(offer: .sdp(try AudioSDP.reoffer(answer, direction: .inactive).text))
         #expect(await events.wait(timeout: .seconds(5)) { _ in answers().count == 1 }, "\(events.all)\n\(baresip.output)")
         let held = try SessionDescription.parse(try #require(call.localDescription).text)
-        try call.reinvite(offer: .sdp(try OpusSDP.reoffer(held, direction: .sendrecv).text))
+        try call.reinvite(offer: .sdp(try AudioSDP.reoffer(held, direction: .sendrecv).text))
         #expect(await events.wait(timeout: .seconds(5)) { _ in answers().count == 2 }, "\(events.all)\n\(baresip.output)")
         #expect(answers() == [.inactive, .sendrecv], "\(baresip.output)")
         #expect(call.state == .established)

@@ -24,7 +24,7 @@ struct HostilePeerCallTests {
 
     /// Where bob receives RTP, from the answer in `body`.
     static func rtpAddress(in body: String) throws -> (SocketAddress, UInt8) {
-        let ours = try OpusSDP.stream(in: SessionDescription.parse(body))
+        let ours = try AudioSDP.stream(in: SessionDescription.parse(body))
         return (try SocketAddress(host: ours.address, port: UInt16(ours.port)), ours.payloadType)
     }
 

@@ -203,7 +203,7 @@ struct RawPeerCallTests {
     func peerMediaFromTheNewAddressIsHeard() async throws {
         let (bob, raw, call, ok) = try await Self.answeredCall("move-call")
         raw.send("ACK", cseq: 1, toTag: ok.tag)
-        let ours = try OpusSDP.stream(in: SessionDescription.parse(ok.body))
+        let ours = try AudioSDP.stream(in: SessionDescription.parse(ok.body))
         let bobRTP = try SocketAddress(host: ours.address, port: UInt16(ours.port))
         // The peer talks from its first address, then from the new one right after the re-INVITE.
         let moved = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
@@ -238,7 +238,7 @@ struct RawPeerCallTests {
     func inviteWithoutOffer() async throws {
         let (bob, raw, call, ok) = try await Self.answeredCall("offerless-call", withOffer: false)
         #expect(ok.status == 200)
-        let offer = try OpusSDP.stream(in: SessionDescription.parse(ok.body))
+        let offer = try AudioSDP.stream(in: SessionDescription.parse(ok.body))
         #expect(offer.direction == .sendrecv)
         #expect(await raw.packets(for: 0.3).isEmpty)  // no answer yet: nowhere to send
         raw.send("ACK", cseq: 1, toTag: ok.tag, body: raw.sdp())
@@ -294,7 +294,7 @@ struct RawPeerCallTests {
         let ok = try await raw.response(to: 1)
         #expect(ok.status == 200)
         raw.send("ACK", cseq: 1, toTag: ok.tag)
-        let ours = try OpusSDP.stream(in: SessionDescription.parse(ok.body))
+        let ours = try AudioSDP.stream(in: SessionDescription.parse(ok.body))
         let bobRTP = try SocketAddress(host: ours.address, port: UInt16(ours.port))
         let talkingSocket = sendingFromAnotherPort ? try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0)) : raw.media
         // Nothing reaches the socket the peer talks from before it talks.

@@ -68,6 +68,8 @@ struct PhoneOptions: ParsableArguments {
     var srtp: SRTPRequirementChoice = .optional
     @Flag(name: .customLong("allow-clear-keys"), help: "Let SDES keys travel over signalling that is not TLS (UDP, TCP): anyone on the path can then read them.")
     var allowClearKeys = false
+    @Option(help: "The codecs to offer and accept, best first, comma-separated: opus, g722, pcmu, pcma (default: all four in that order).")
+    var codecs: String?
     @Flag(help: "Print one JSON object as the last line.") var json = false
 
     enum FileRoom: String, ExpressibleByArgument, Sendable { case none, speakerphone }
@@ -99,8 +101,23 @@ struct PhoneOptions: ParsableArguments {
         return SIPCredentials(username: authUser ?? user, password: password, realm: authRealm)
     }
 
-    /// The transport options as a call configuration's (TLS only when asked for).
+    /// `--codecs` as a list; throws naming a codec that is not one.
+    func codecList() throws -> [AudioCodec] {
+        guard let codecs else { return AudioCodec.preference }
+        var list: [AudioCodec] = []
+        for name in codecs.split(separator: ",") {
+            guard let codec = AudioCodec(name: name.trimmingCharacters(in: .whitespaces)) else {
+                throw ValidationError("--codecs: '\(name)' is not a codec (opus, g722, pcmu, pcma)")
+            }
+            if !list.contains(codec) { list.append(codec) }
+        }
+        guard !list.isEmpty else { throw ValidationError("--codecs: name at least one codec") }
+        return list
+    }
+
+    /// The transport and codec options as a call configuration's (TLS only when asked for).
     func apply(to configuration: inout CallConfiguration) throws {
+        configuration.codecs = try codecList()
         configuration.mediaSecurity = MediaSecurityPolicy(encryption: mediaEncryption.value, requirement: srtp.value,
                                                           allowsClearKeys: allowClearKeys)
         configuration.sipTransport = transport.kind
@@ -118,6 +135,7 @@ struct PhoneOptions: ParsableArguments {
             throw ValidationError("--srtp mandatory needs --media-encryption sdes or dtls")
         }
         if let outboundProxy { guard SIPURI(outboundProxy) != nil else { throw ValidationError("--outbound-proxy: not a SIP URI: \(outboundProxy)") } }
+        _ = try codecList()
         if let dnsServer { guard (try? SocketAddress(parsing: dnsServer)) != nil else { throw ValidationError("--dns-server: not ADDRESS:PORT: \(dnsServer)") } }
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("--tls-cert and --tls-key go together") }
         for file in [tlsCA, tlsCert, tlsKey].compactMap({ $0 }) where !FileManager.default.isReadableFile(atPath: file) {

@@ -107,7 +107,7 @@ struct RTPEndpointCommand: ParsableCommand {
         let relay = try makeRelay(listen: localAddress, targets: [remoteAddress] + teeAddresses)
         let session = try makeSession(local: localAddress, remote: remoteAddress, relay: relay)
         if let sdpOut {
-            let sdp = OpusSDP.receiverDescription(destination: remoteAddress, payloadType: payloadType,
+            let sdp = AudioSDP.receiverDescription(destination: remoteAddress, payloadType: payloadType,
                                                   configuration: opus, rtcpMux: rtcpMux)
             try sdp.text.write(toFile: sdpOut, atomically: true, encoding: .utf8)
         }

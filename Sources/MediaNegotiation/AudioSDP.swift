@@ -4,28 +4,38 @@ public import RTP
 public import SDP
 
 
-/// Offers and answers for one Opus audio stream (RFC 3264 with RFC 7587).
+/// Offers and answers for one audio stream (RFC 3264): Opus (RFC 7587), G.722, PCMU and PCMA
+/// (RFC 3551), the codecs chosen by ``CodecSelection``.
 ///
 /// Thread safety: stateless; safe from any thread (allocates: control thread).
-public enum OpusSDP {
+public enum AudioSDP {
     /// The rtpmap encoding for Opus: always 48 kHz and 2 channels (RFC 7587 section 7).
-    public static let encoding = "opus/48000/2"
+    public static let encoding = AudioCodec.opus.rtpmap
     /// What calls offer for DTMF: events on Opus's clock (RFC 4733 section 7.1.1), and at
     /// 8 kHz for the many endpoints that know only that (as WebRTC offers both).
     public static let telephoneEventFormats = [TelephoneEventFormat(payloadType: 101, clockRate: 48000),
                                                TelephoneEventFormat(payloadType: 102, clockRate: 8000)]
 
-    /// The media section for an Opus stream received at `address`.
-    /// With `telephoneEvents`, the stream also carries DTMF events (the keys 0-15) in those formats.
+    /// The media section for an audio stream received at `address`, offering `codecs` in that
+    /// order: Opus under `payloadType` with `parameters`, the others under their static types.
+    /// With `telephoneEvents`, the stream also carries DTMF events (the keys 0-15) in those
+    /// formats; only those on a clock one of the codecs uses are listed.
     public static func media(address: SocketAddress, payloadType: UInt8 = 96, parameters: OpusFormatParameters,
+                             codecs: [AudioCodec] = [.opus],
                              ptime: Int? = 20, maxptime: Int? = 120, direction: MediaDirection? = .sendrecv,
                              rtcpMux: Bool = false, rtcpPort: Int? = nil,
                              telephoneEvents: [TelephoneEventFormat] = [],
                              proto: String = "RTP/AVP", security: [SessionDescription.Attribute] = []) -> SessionDescription.Media {
-        var attributes = [SessionDescription.Attribute("rtpmap", "\(payloadType) \(encoding)")]
-        if let fmtp = parameters.text { attributes.append(.init("fmtp", "\(payloadType) \(fmtp)")) }
-        var formats = ["\(payloadType)"]
-        for events in telephoneEvents {
+        var attributes: [SessionDescription.Attribute] = []
+        var formats: [String] = []
+        for codec in codecs where !formats.contains("\(codec.staticPayloadType ?? payloadType)") {
+            let type = codec.staticPayloadType ?? payloadType
+            formats.append("\(type)")
+            attributes.append(.init("rtpmap", "\(type) \(codec.rtpmap)"))
+            if codec == .opus, let fmtp = parameters.text { attributes.append(.init("fmtp", "\(type) \(fmtp)")) }
+        }
+        let clocks = Set(codecs.map(\.rtpClockRate))
+        for events in telephoneEvents where clocks.contains(events.clockRate) || codecs.contains(.opus) {
             formats.append("\(events.payloadType)")
             attributes.append(.init("rtpmap", "\(events.payloadType) telephone-event/\(events.clockRate)"))
             attributes.append(.init("fmtp", "\(events.payloadType) 0-15"))
@@ -39,10 +49,11 @@ public enum OpusSDP {
         return .init(media: "audio", port: Int(address.port), proto: proto, formats: formats, attributes: attributes)
     }
 
-    /// An offer for one Opus stream received at `address`.
+    /// An offer for one audio stream received at `address`, with `codecs` best first.
     public static func offer(address: SocketAddress, sessionID: UInt64, payloadType: UInt8 = 96,
                              parameters: OpusFormatParameters = .init(useInbandFEC: true, maxAverageBitrate: 24000,
                                                                       stereo: false, spropStereo: false),
+                             codecs: [AudioCodec] = [.opus],
                              ptime: Int = 20, maxptime: Int = 120, direction: MediaDirection = .sendrecv,
                              rtcpMux: Bool = false, telephoneEvents: [TelephoneEventFormat] = [],
                              security: SecurityOffer? = nil) -> SessionDescription {
@@ -51,41 +62,54 @@ public enum OpusSDP {
             origin: .init(sessionID: "\(sessionID)", sessionVersion: "1", addressType: connection.addressType,
                           address: connection.address),
             sessionName: "CallAudio", connection: connection,
-            media: [media(address: address, payloadType: payloadType, parameters: parameters, ptime: ptime,
+            media: [media(address: address, payloadType: payloadType, parameters: parameters, codecs: codecs, ptime: ptime,
                           maxptime: maxptime, direction: direction, rtcpMux: rtcpMux, telephoneEvents: telephoneEvents,
                           proto: security?.proto ?? "RTP/AVP", security: security?.attributes ?? [])])
     }
 
-    /// The `m=` section ``stream(in:)`` reads: the first audio stream offering Opus at an address.
-    public static func streamMedia(in description: SessionDescription) -> SessionDescription.Media? {
-        description.media.first { m in
+    /// The `m=` section ``stream(in:codecs:order:)`` reads: the first audio stream at an
+    /// address offering one of `codecs`.
+    public static func streamMedia(in description: SessionDescription,
+                                   codecs: [AudioCodec] = AudioCodec.preference) -> SessionDescription.Media? {
+        streamIndex(in: description, codecs: codecs).map { description.media[$0] }
+    }
+
+    static func streamIndex(in description: SessionDescription, codecs: [AudioCodec]) -> Int? {
+        description.media.firstIndex { m in
             m.media == "audio" && m.port != 0 && (m.connection ?? description.connection) != nil
-                && m.payloadType(for: encoding).flatMap(UInt8.init).map { $0 < 128 } == true
+                && CodecSelection.choose(in: m, from: codecs) != nil
         }
     }
 
-    /// The first audio stream offering Opus in `description`, as its author describes it.
-    public static func stream(in description: SessionDescription) throws(SDPError) -> OpusStreamDescription {
-        if let m = streamMedia(in: description), let format = m.payloadType(for: encoding), let payloadType = UInt8(format),
-           let connection = m.connection ?? description.connection {
-            let rtcpPort = m.attribute("rtcp").flatMap { value in Int(value.split(separator: " ").first ?? "") }
-            return OpusStreamDescription(
-                address: connection.address, port: m.port, rtcpPort: rtcpPort, rtcpMux: m.has("rtcp-mux"),
-                payloadType: payloadType, direction: description.direction(of: m),
-                parameters: OpusFormatParameters(parsing: m.formatParameters(for: format) ?? ""),
-                ptime: m.attribute("ptime").flatMap { Int($0.trimmingSpaces) },
-                maxptime: m.attribute("maxptime").flatMap { Int($0.trimmingSpaces) },
-                telephoneEvents: [48000, 8000].lazy.compactMap { rate -> TelephoneEventFormat? in
-                    guard let events = m.payloadType(for: "telephone-event/\(rate)").flatMap(UInt8.init),
-                          events < 128, events != payloadType else { return nil }
-                    return TelephoneEventFormat(payloadType: events, clockRate: rate)
-                }.first)
-        }
-        throw .noOpus
+    /// The first audio stream in `description` offering one of `codecs`, as its author
+    /// describes it, with the codec `order` picks.
+    ///
+    /// - Throws: ``SDPError/noCommonCodec`` when no stream offers any of them.
+    public static func stream(in description: SessionDescription, codecs: [AudioCodec] = AudioCodec.preference,
+                              order: CodecSelection.Order = .ours) throws(SDPError) -> AudioStreamDescription {
+        guard let m = streamMedia(in: description, codecs: codecs),
+              let (codec, payloadType) = CodecSelection.choose(in: m, from: codecs, order: order),
+              let connection = m.connection ?? description.connection else { throw .noCommonCodec }
+        let rtcpPort = m.attribute("rtcp").flatMap { value in Int(value.split(separator: " ").first ?? "") }
+        // Events on the audio's clock (RFC 4733 section 2.1); Opus streams also take 8 kHz ones.
+        let clocks = codec == .opus ? [48000, 8000] : [codec.rtpClockRate]
+        return AudioStreamDescription(
+            address: connection.address, port: m.port, rtcpPort: rtcpPort, rtcpMux: m.has("rtcp-mux"),
+            payloadType: payloadType, direction: description.direction(of: m),
+            parameters: codec == .opus ? OpusFormatParameters(parsing: m.formatParameters(for: "\(payloadType)") ?? "") : .init(),
+            ptime: m.attribute("ptime").flatMap { Int($0.trimmingSpaces) },
+            maxptime: m.attribute("maxptime").flatMap { Int($0.trimmingSpaces) },
+            telephoneEvents: clocks.lazy.compactMap { rate -> TelephoneEventFormat? in
+                guard let events = m.payloadType(for: "telephone-event/\(rate)").flatMap(UInt8.init),
+                      events < 128, events != payloadType else { return nil }
+                return TelephoneEventFormat(payloadType: events, clockRate: rate)
+            }.first,
+            codec: codec)
     }
 
-    /// Answers `offer` (RFC 3264 section 6): the Opus stream is accepted with the
-    /// offerer's payload type and the reverse direction; every other stream is
+    /// Answers `offer` (RFC 3264 section 6): the first audio stream with one of `codecs` is
+    /// accepted with the first of them it offers (our order), under the offerer's payload type,
+    /// and the reverse direction; every other stream is
     /// rejected with port 0. rtcp-mux is kept only if offered and `rtcpMux` allows it;
     /// telephone events (at 48 kHz, else 8 kHz) with the offerer's payload type if offered and
     /// `telephoneEvents`. `security` is the accepted stream's profile and encryption attributes
@@ -95,22 +119,20 @@ public enum OpusSDP {
     public static func answer(_ offer: SessionDescription, address: SocketAddress, sessionID: UInt64,
                               parameters: OpusFormatParameters, ptime: Int = 20, maxptime: Int = 120,
                               direction: MediaDirection = .sendrecv, rtcpMux: Bool = true,
-                              telephoneEvents: Bool = true,
-                              security: (proto: String, attributes: [SessionDescription.Attribute])? = nil) throws(SDPError) -> (answer: SessionDescription, remote: OpusStreamDescription) {
-        var remote = try stream(in: offer)
+                              telephoneEvents: Bool = true, codecs: [AudioCodec] = AudioCodec.preference,
+                              security: (proto: String, attributes: [SessionDescription.Attribute])? = nil) throws(SDPError) -> (answer: SessionDescription, remote: AudioStreamDescription) {
+        var remote = try stream(in: offer, codecs: codecs)
+        let accepted = streamIndex(in: offer, codecs: codecs)
         if !telephoneEvents { remote.telephoneEvents = nil }
         let connection = SessionDescription.Connection(address)
         var answer = SessionDescription(
             origin: .init(sessionID: "\(sessionID)", sessionVersion: "1", addressType: connection.addressType,
                           address: connection.address),
             sessionName: "CallAudio", connection: connection)
-        var accepted = false
-        for m in offer.media {
-            if !accepted, m.media == "audio", m.port != 0, let format = m.payloadType(for: encoding),
-               UInt8(format) == remote.payloadType {
-                accepted = true
-                answer.media.append(media(address: address, payloadType: remote.payloadType, parameters: parameters,
-                                          ptime: ptime, maxptime: maxptime, direction: remote.direction.answer(wanting: direction),
+        for (index, m) in offer.media.enumerated() {
+            if index == accepted {
+                answer.media.append(media(address: address, payloadType: remote.payloadType,
+                                          parameters: parameters, codecs: [remote.codec], ptime: ptime, maxptime: maxptime, direction: remote.direction.answer(wanting: direction),
                                           rtcpMux: rtcpMux && remote.rtcpMux,
                                           telephoneEvents: remote.telephoneEvents.map { [$0] } ?? [],
                                           proto: security?.proto ?? "RTP/AVP", security: security?.attributes ?? []))
@@ -136,16 +158,20 @@ public enum OpusSDP {
     ///   - wanted: the directions this endpoint wants: `sendrecv` (the default) answers the
     ///     offer's mirror; `inactive` keeps a call we hold on hold whatever the peer offers.
     /// - Returns: the answer, and the peer's stream as it now stands (where to send now).
-    /// - Throws: `SDPError/noOpus` or `SDPError/unsupportedChange(_:)` when the offer
+    /// - Throws: `SDPError/noCommonCodec` or `SDPError/unsupportedChange(_:)` when the offer
     ///   changes the codec's payload type, drops rtcp-mux in use, changes the address family,
     ///   or the number of streams; those would need new sockets or codecs, so the caller declines with 488 and
     ///   the session stays as it was.
     public static func reanswer(_ offer: SessionDescription, peerPrevious: SessionDescription,
                                 ours: SessionDescription, wanting wanted: MediaDirection = .sendrecv)
-        throws(SDPError) -> (answer: SessionDescription, remote: OpusStreamDescription) {
-        let remote = try stream(in: offer)
-        let before = try stream(in: peerPrevious)
-        guard remote.payloadType == before.payloadType else { throw .unsupportedChange("the Opus payload type") }
+        throws(SDPError) -> (answer: SessionDescription, remote: AudioStreamDescription) {
+        // The codec in use: the one the peer's last description chose among ours.
+        let ourCodecs = ours.media.first { $0.media == "audio" && $0.port != 0 }.map { m in
+            AudioCodec.allCases.filter { CodecSelection.payloadType(of: $0, in: m) != nil }
+        } ?? []
+        let before = try stream(in: peerPrevious, codecs: ourCodecs, order: .theirs)
+        let remote = try stream(in: offer, codecs: [before.codec])
+        guard remote.payloadType == before.payloadType else { throw .unsupportedChange("the codec's payload type") }
         // rtcp-mux is in use only if both sides had it (`ours` may be our offer, which the peer
         // declined). In use, it cannot be dropped (RTCP has no port of its own); otherwise a new
         // offer of it is declined in the answer (RFC 5761 section 5.1.1).
@@ -159,7 +185,7 @@ public enum OpusSDP {
         }
         guard offer.media.count == ours.media.count,
               let index = ours.media.firstIndex(where: { $0.media == "audio" && $0.port != 0 }),
-              offer.media[index].payloadType(for: encoding).flatMap(UInt8.init) == remote.payloadType else {
+              CodecSelection.payloadType(of: before.codec, in: offer.media[index]) == remote.payloadType else {
             throw .unsupportedChange("the streams")
         }
         var answer = ours
@@ -178,9 +204,9 @@ public enum OpusSDP {
     /// can neither play nor capture, `sendrecv` to resume) and the origin's version increased
     /// (RFC 3264 section 8).
     ///
-    /// - Throws: `SDPError/noOpus` when `ours` has no active audio stream.
+    /// - Throws: `SDPError/noCommonCodec` when `ours` has no active audio stream.
     public static func reoffer(_ ours: SessionDescription, direction: MediaDirection) throws(SDPError) -> SessionDescription {
-        guard let index = ours.media.firstIndex(where: { $0.media == "audio" && $0.port != 0 }) else { throw .noOpus }
+        guard let index = ours.media.firstIndex(where: { $0.media == "audio" && $0.port != 0 }) else { throw .noCommonCodec }
         var offer = ours
         offer.media[index].setDirection(direction)
         offer.origin.increaseVersion()
@@ -190,9 +216,17 @@ public enum OpusSDP {
     /// The encoder settings for sending to a peer that described its stream as `remote`:
     /// FEC if it asks for it, DTX if it asks and `allowDTX`, the bitrate capped by its
     /// `maxaveragebitrate`, its `ptime` if Opus calls allow it, stereo only if it asks.
-    public static func sendConfiguration(_ base: OpusCallConfiguration, for remote: OpusStreamDescription,
+    public static func sendConfiguration(_ base: OpusCallConfiguration, for remote: AudioStreamDescription,
                                          allowDTX: Bool = true) -> OpusCallConfiguration {
         var c = base
+        if remote.codec != .opus {
+            // G.711 and G.722: mono, one rate, no FEC or DTX; only the packet time is the peer's.
+            c.inbandFEC = false
+            c.dtx = false
+            c.channels = 1
+            if let ptime = remote.ptime, OpusCallConfiguration.frameDurationsMs.contains(ptime) { c.frameMilliseconds = ptime }
+            return c
+        }
         c.inbandFEC = remote.parameters.useInbandFEC ?? false
         c.dtx = allowDTX && (remote.parameters.useDTX ?? false)
         if let cap = remote.parameters.maxAverageBitrate { c.bitrate = min(c.bitrate, cap) }
