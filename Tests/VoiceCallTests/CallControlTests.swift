@@ -64,8 +64,9 @@ struct CallControlTests {
         try await Task.sleep(for: .milliseconds(500))
         let after = await alice.controller.recordedUplink(of: call)
         let skip = 16000 / 25  // periods already under way when the flag changed
-        #expect(during[(mutedAt + skip)...].allSatisfy { $0 == 0 })
-        #expect(after[during.count...].contains { $0 != 0 })
+        // Slices that cannot trap: a loaded machine may have recorded little.
+        #expect(during.count > mutedAt + skip && during.dropFirst(mutedAt + skip).allSatisfy { $0 == 0 })
+        #expect(after.dropFirst(during.count).contains { $0 != 0 })
         #expect(during[..<mutedAt].contains { $0 != 0 })
         await call.hangUp()
         await alice.shutdown(); await bob.shutdown()

@@ -1,4 +1,4 @@
-# Shared by Tools/interop/run and Tools/interop/loss-bench (sourced; not run on its own).
+# Shared by the scripts of Tools/interop (sourced; not run on its own).
 # Each function takes the caller's name for its messages.
 
 # build_tools NAME [CONFIGURATION]: builds voicecall and callbench (debug by default;
@@ -61,4 +61,65 @@ wait_for_udp() {
     [ "$SECONDS" -ge "$deadline" ] && { echo "wait_for_udp: nothing on UDP port $1" >&2; return 1; }
     sleep 0.05
   done
+}
+
+# The checks of a call with baresip, for Tools/interop/srtp and Tools/interop/codecs. They use
+# $voicecall, $callbench, $work, $seconds, $speech (ours, 16 kHz), $other and $other48 (baresip's,
+# 16 kHz and 48 kHz stereo), $pki (test-pki's folder), $pesq (1: score every direction into
+# the array scores), and count into $passed and $failed. baresip_extra: more options for
+# sip-baresip (for example --codec pcmu).
+baresip_extra=()
+pass() { echo "PASS $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1"; [ -f "${2:-}" ] && sed 's/^/    /' "$2" | tail -8; failed=$((failed + 1)); }
+
+# check NAME RECEIVED LOG REFERENCE: the received speech correlates >= 0.8 with the reference.
+check() {
+  local name="$1" received="$2" log="$3" reference="$4" line
+  if [ -s "$received" ] && line="$("$callbench" compare "$reference" "$received" --min-correlation 0.8 --label "$name" 2>&1)"; then
+    pass "$line"
+  else
+    fail "${line:-$name: no audio received}" "$log"
+  fi
+}
+baresip_checks() {
+  check "$1: baresip -> voicecall" "$3" "$2" "$other"
+  local decoded
+  decoded="$(ls "$4"/dump-*-dec.wav 2>/dev/null | head -1)"
+  check "$1: voicecall -> baresip" "${decoded:-$4/none.wav}" "$2" "$speech"
+  [ "$pesq" = 1 ] && scores+=("$1|$(score "$other" "$3")|$(score "$speech" "${decoded:-$4/none.wav}")")
+  return 0
+}
+# score REFERENCE RECEIVED: PESQ-WB of RECEIVED aligned to REFERENCE (16 kHz), or nan.
+score() {
+  local aligned="$work/aligned.wav" mono="$work/mono16.wav"
+  ffmpeg -nostdin -loglevel error -y -i "$2" -ac 1 -ar 16000 -c:a pcm_s16le "$mono" 2>/dev/null || { echo nan; return; }
+  "$callbench" compare "$1" "$mono" --aligned-out "$aligned" >/dev/null 2>&1 || { echo nan; return; }
+  Tools/score "$1" "$aligned" 2>/dev/null | grep -o '"pesq": *[0-9.]*' | grep -o '[0-9.]*$' || echo nan
+}
+scores=()
+# baresip_calls N NAME MEDIAENC TRANSPORT PORT TARGET [voicecall listen options...]
+baresip_calls() {
+  local n="$1" name="$2" mediaenc="$3" transport="$4" port="$5" target="$6"
+  shift 6
+  timeout $((seconds + 40)) "$voicecall" listen --sip "127.0.0.1:$port" --transport "$transport" "$@" --input "$speech" \
+    --output "$work/$n-heard.wav" --no-voice-processing --wait 30 --seconds $((seconds + 20)) --json > "$work/$n.log" 2>&1 &
+  local listener=$!; pids+=("$listener")
+  wait_for "$work/$n.log" "^listening on"
+  Tools/interop/sip-baresip caller "$target" --port $((port + 4)) --source "$other48" --transport "$transport" \
+    --tls-ca "$pki/ca.pem" --mediaenc "$mediaenc" "${baresip_extra[@]}" --seconds $((seconds + 5)) --dir "$work/$n-baresip" >> "$work/$n.log" 2>&1
+  wait "$listener"
+  baresip_checks "$name" "$work/$n.log" "$work/$n-heard.wav" "$work/$n-baresip"
+}
+# voicecall_calls N NAME MEDIAENC TRANSPORT PORT TARGET [voicecall call options...]
+voicecall_calls() {
+  local n="$1" name="$2" mediaenc="$3" transport="$4" port="$5" target="$6"
+  shift 6
+  Tools/interop/sip-baresip callee --port "$port" --source "$other48" --transport "$transport" --tls-ca "$pki/ca.pem" \
+    --mediaenc "$mediaenc" "${baresip_extra[@]}" --seconds $((seconds + 10)) --dir "$work/$n-baresip" > "$work/$n.log" 2>&1 &
+  local callee=$!; pids+=("$callee")
+  wait_for "$work/$n-baresip/baresip.log" "baresip is ready|Listening on"
+  timeout $((seconds + 30)) "$voicecall" call "$target" "$@" --input "$speech" --output "$work/$n-heard.wav" \
+    --no-voice-processing --seconds "$seconds" --json >> "$work/$n.log" 2>&1
+  wait "$callee"
+  baresip_checks "$name" "$work/$n.log" "$work/$n-heard.wav" "$work/$n-baresip"
 }
