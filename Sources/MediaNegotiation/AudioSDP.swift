@@ -84,7 +84,7 @@ public enum AudioSDP {
     /// The first audio stream in `description` offering one of `codecs`, as its author
     /// describes it, with the codec `order` picks.
     ///
-    /// - Throws: ``SDPError/noCommonCodec`` when no stream offers any of them.
+    /// - Throws: `SDPError.noCommonCodec` when no stream offers any of them.
     public static func stream(in description: SessionDescription, codecs: [AudioCodec] = AudioCodec.preference,
                               order: CodecSelection.Order = .ours) throws(SDPError) -> AudioStreamDescription {
         guard let m = streamMedia(in: description, codecs: codecs),

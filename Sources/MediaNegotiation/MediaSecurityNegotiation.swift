@@ -94,7 +94,7 @@ extension MediaSecurityPolicy {
     ///
     /// - Parameters:
     ///   - offer: the peer's offer.
-    ///   - media: its audio stream we accept (``AudioSDP/streamMedia(in:)``).
+    ///   - media: its audio stream we accept (``AudioSDP/streamMedia(in:codecs:)``).
     ///   - fingerprint: our certificate's fingerprint, for DTLS-SRTP.
     ///   - secure: the offer came over TLS (SDES keys may be answered over it).
     /// - Throws: ``MediaSecurityError``: the caller declines with 488.

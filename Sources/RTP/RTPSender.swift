@@ -105,8 +105,8 @@ public struct ExpectedLossEstimator: Sendable, Equatable {
 /// Encodes frames with the call's codec and wraps them in RTP (RFC 7587 for Opus, RFC 3551
 /// for G.722 and G.711): the send side of a call without the socket.
 ///
-/// Frames come at the call's rate (``OpusCallConfiguration/sampleRate``) and length
-/// (``OpusCallConfiguration/frameMilliseconds``, the packet time, whatever the codec); G.711 and
+/// Frames come at the call's rate (`OpusCallConfiguration.sampleRate`) and length
+/// (`OpusCallConfiguration.frameMilliseconds`, the packet time, whatever the codec); G.711 and
 /// G.722 resample them to 8 or 16 kHz. Opus frames whose packet is 2 bytes or less are DTX and
 /// are not sent: the timestamp moves on and the next packet carries the marker bit.
 ///

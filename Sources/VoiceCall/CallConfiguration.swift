@@ -30,7 +30,7 @@ public struct CallConfiguration: Sendable {
     /// The call's audio and Opus's settings; its rate follows the device's (an Opus rate), and
     /// its frame duration is the packet time whatever the codec.
     public var codec: OpusCallConfiguration
-    /// The codecs calls offer and accept, best first (``AudioCodec/preference`` by default: Opus,
+    /// The codecs calls offer and accept, best first (`AudioCodec.preference` by default: Opus,
     /// G.722, PCMU, PCMA). An answer takes the first of these the offer has; a peer that offers
     /// none of them gets 488. G.711 and G.722 need a mono call.
     public var codecs: [AudioCodec] = AudioCodec.preference

@@ -5,6 +5,7 @@ import AudioSession
 import Foundation
 import MediaNegotiation
 import Opus
+import RTP
 import Simulation
 import Synchronization
 import VoiceCall
@@ -38,10 +39,12 @@ struct CostCommand: AsyncParsableCommand {
     var breakdown = false
     @Option(name: .customLong("media-encryption"), help: "Media encryption of the calls: off, sdes (SRTP keyed in the SDP; keys allowed over the UDP signalling) or dtls (DTLS-SRTP).")
     var mediaEncryption = "off"
+    @Option(help: "The calls' codec: opus, g722, pcmu or pcma.") var codec = "opus"
     @Flag(help: "Print one JSON object as the last line.") var json = false
 
     func validate() throws {
         guard MediaEncryption(rawValue: mediaEncryption) != nil else { throw ValidationError("--media-encryption: off, sdes or dtls") }
+        guard AudioCodec(name: codec) != nil else { throw ValidationError("--codec: opus, g722, pcmu or pcma") }
         guard (1...100).contains(calls) else { throw ValidationError("--calls must be in 1...100") }
         guard seconds >= 1, seconds <= 600 else { throw ValidationError("--seconds must be in 1...600") }
         guard (1...20).contains(runs) else { throw ValidationError("--runs must be in 1...20") }
@@ -67,7 +70,7 @@ struct CostCommand: AsyncParsableCommand {
         var reports: [CostReport] = []
         for n in 1...runs {
             let report = try await measure(sides: sides, setup: CostSetup(speech: speech, room: room, rate: rate, periods: periods, paced: paced,
-                                                                       security: security))
+                                                                       security: security, codec: AudioCodec(name: codec)!))
             if runs > 1 {
                 print(String(format: "run %d of %d: %.2f %% per endpoint, bare %.2f %%, ratio %.3f, %.1fx real time", n, runs,
                              report.cpuPerCallPercent, report.bareCPUPerCallPercent, report.ratio, report.speed))
@@ -178,6 +181,7 @@ struct CostCommand: AsyncParsableCommand {
 struct CostSetup: Sendable {
     let speech: [[Float]], room: EchoPathConfiguration, rate: Int, periods: Int, paced: Bool
     let security: MediaSecurityPolicy
+    let codec: AudioCodec
     let gate = CostGate()
 }
 
@@ -269,6 +273,7 @@ final class CostEndpoint: Sendable {
         })
         configuration.preferredSampleRate = Double(setup.rate)
         configuration.mediaSecurity = setup.security
+        configuration.codecs = [setup.codec]
         controller = try CallController(configuration: configuration, session: system.makeSession(name: name))
     }
 
