@@ -19,9 +19,10 @@ public enum AudioSDP {
     /// The media section for an audio stream received at `address`, offering `codecs` in that
     /// order: Opus under `payloadType` with `parameters`, the others under their static types.
     /// With `telephoneEvents`, the stream also carries DTMF events (the keys 0-15) in those
-    /// formats; only those on a clock one of the codecs uses are listed.
+    /// formats; only those on a clock one of the codecs uses are listed. With `comfortNoise` and
+    /// an 8 kHz codec, comfort noise (`CN/8000`, RFC 3389) is received under that payload type.
     public static func media(address: SocketAddress, payloadType: UInt8 = 96, parameters: OpusFormatParameters,
-                             codecs: [AudioCodec] = [.opus],
+                             codecs: [AudioCodec] = [.opus], comfortNoise: UInt8? = nil,
                              ptime: Int? = 20, maxptime: Int? = 120, direction: MediaDirection? = .sendrecv,
                              rtcpMux: Bool = false, rtcpPort: Int? = nil,
                              telephoneEvents: [TelephoneEventFormat] = [],
@@ -35,6 +36,10 @@ public enum AudioSDP {
             if codec == .opus, let fmtp = parameters.text { attributes.append(.init("fmtp", "\(type) \(fmtp)")) }
         }
         let clocks = Set(codecs.map(\.rtpClockRate))
+        if let comfortNoise, clocks.contains(8000), !formats.contains("\(comfortNoise)") {
+            formats.append("\(comfortNoise)")
+            attributes.append(.init("rtpmap", "\(comfortNoise) CN/8000"))
+        }
         for events in telephoneEvents where clocks.contains(events.clockRate) || codecs.contains(.opus) {
             formats.append("\(events.payloadType)")
             attributes.append(.init("rtpmap", "\(events.payloadType) telephone-event/\(events.clockRate)"))
@@ -53,7 +58,7 @@ public enum AudioSDP {
     public static func offer(address: SocketAddress, sessionID: UInt64, payloadType: UInt8 = 96,
                              parameters: OpusFormatParameters = .init(useInbandFEC: true, maxAverageBitrate: 24000,
                                                                       stereo: false, spropStereo: false),
-                             codecs: [AudioCodec] = [.opus],
+                             codecs: [AudioCodec] = [.opus], comfortNoise: UInt8? = nil,
                              ptime: Int = 20, maxptime: Int = 120, direction: MediaDirection = .sendrecv,
                              rtcpMux: Bool = false, telephoneEvents: [TelephoneEventFormat] = [],
                              security: SecurityOffer? = nil) -> SessionDescription {
@@ -62,7 +67,8 @@ public enum AudioSDP {
             origin: .init(sessionID: "\(sessionID)", sessionVersion: "1", addressType: connection.addressType,
                           address: connection.address),
             sessionName: "CallAudio", connection: connection,
-            media: [media(address: address, payloadType: payloadType, parameters: parameters, codecs: codecs, ptime: ptime,
+            media: [media(address: address, payloadType: payloadType, parameters: parameters, codecs: codecs,
+                          comfortNoise: comfortNoise, ptime: ptime,
                           maxptime: maxptime, direction: direction, rtcpMux: rtcpMux, telephoneEvents: telephoneEvents,
                           proto: security?.proto ?? "RTP/AVP", security: security?.attributes ?? [])])
     }
@@ -104,7 +110,15 @@ public enum AudioSDP {
                       events < 128, events != payloadType else { return nil }
                 return TelephoneEventFormat(payloadType: events, clockRate: rate)
             }.first,
-            codec: codec)
+            codec: codec, comfortNoise: codec.rtpClockRate == 8000 ? comfortNoiseType(in: m, besides: payloadType) : nil)
+    }
+
+    /// The payload type `m` gives comfort noise at 8 kHz (`CN/8000`, or 13 without an rtpmap).
+    static func comfortNoiseType(in m: SessionDescription.Media, besides audio: UInt8) -> UInt8? {
+        let type = m.payloadType(for: "CN/8000").flatMap(UInt8.init)
+            ?? (m.formats.contains("13") && !m.attributes.contains { $0.name == "rtpmap" && $0.value?.hasPrefix("13 ") == true } ? 13 : nil)
+        guard let type, type < 128, type != audio else { return nil }
+        return type
     }
 
     /// Answers `offer` (RFC 3264 section 6): the first audio stream with one of `codecs` is
@@ -112,7 +126,8 @@ public enum AudioSDP {
     /// and the reverse direction; every other stream is
     /// rejected with port 0. rtcp-mux is kept only if offered and `rtcpMux` allows it;
     /// telephone events (at 48 kHz, else 8 kHz) with the offerer's payload type if offered and
-    /// `telephoneEvents`. `security` is the accepted stream's profile and encryption attributes
+    /// `telephoneEvents`; comfort noise (`CN/8000`) with an 8 kHz codec if offered and
+    /// `comfortNoise`. `security` is the accepted stream's profile and encryption attributes
     /// (``MediaSecurityPolicy/answer(_:media:fingerprint:overSecureSignalling:)``); `RTP/AVP` without.
     ///
     /// - Returns: the answer, and the offerer's stream (where to send, what it asked for).
@@ -120,8 +135,10 @@ public enum AudioSDP {
                               parameters: OpusFormatParameters, ptime: Int = 20, maxptime: Int = 120,
                               direction: MediaDirection = .sendrecv, rtcpMux: Bool = true,
                               telephoneEvents: Bool = true, codecs: [AudioCodec] = AudioCodec.preference,
+                              comfortNoise: Bool = true,
                               security: (proto: String, attributes: [SessionDescription.Attribute])? = nil) throws(SDPError) -> (answer: SessionDescription, remote: AudioStreamDescription) {
         var remote = try stream(in: offer, codecs: codecs)
+        if !comfortNoise { remote.comfortNoise = nil }
         let accepted = streamIndex(in: offer, codecs: codecs)
         if !telephoneEvents { remote.telephoneEvents = nil }
         let connection = SessionDescription.Connection(address)
@@ -132,7 +149,8 @@ public enum AudioSDP {
         for (index, m) in offer.media.enumerated() {
             if index == accepted {
                 answer.media.append(media(address: address, payloadType: remote.payloadType,
-                                          parameters: parameters, codecs: [remote.codec], ptime: ptime, maxptime: maxptime, direction: remote.direction.answer(wanting: direction),
+                                          parameters: parameters, codecs: [remote.codec],
+                                          comfortNoise: comfortNoise ? remote.comfortNoise : nil, ptime: ptime, maxptime: maxptime, direction: remote.direction.answer(wanting: direction),
                                           rtcpMux: rtcpMux && remote.rtcpMux,
                                           telephoneEvents: remote.telephoneEvents.map { [$0] } ?? [],
                                           proto: security?.proto ?? "RTP/AVP", security: security?.attributes ?? []))

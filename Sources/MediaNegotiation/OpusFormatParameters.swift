@@ -98,4 +98,6 @@ public struct AudioStreamDescription: Sendable, Equatable {
     public var telephoneEvents: TelephoneEventFormat? = nil
     /// The codec chosen from the stream.
     public var codec: AudioCodec = .opus
+    /// Comfort noise's payload type (`CN/8000`, RFC 3389), with an 8 kHz codec; nil: none.
+    public var comfortNoise: UInt8? = nil
 }

@@ -250,6 +250,7 @@ extension JitterBuffer {
         stats.meanDelayMs = delaySum / Double(delayCount)
         let payload = packets.payload(of: entry)
         let space = UnsafeMutableBufferPointer(start: fifo + fifoCount, count: fifoCapacity - fifoCount)
+        if entry.timestamp >= silenceFrom { silenceLevel = nil }  // the talk spurt after the silence
         do {
             let frames = try decoder.decode(payload, into: space)
             fifoCount += frames * configuration.channels
@@ -285,10 +286,17 @@ extension JitterBuffer {
         finishGap(next)
     }
 
-    /// Appends `units` (48 kHz) of packet loss concealment.
+    /// Appends `units` (48 kHz) of packet loss concealment, or of the peer's comfort noise in a
+    /// silence it described.
     mutating func conceal(_ units: Int) {
         let frames = units / unitsPerFrame
         let space = UnsafeMutableBufferPointer(start: fifo + fifoCount, count: fifoCapacity - fifoCount)
+        if let level = silenceLevel, playoutTimestamp >= silenceFrom {
+            let samples = min(frames * configuration.channels, space.count)
+            noise.fill(UnsafeMutableBufferPointer(rebasing: space[..<samples]), levelDBov: level)
+            fifoCount += samples
+            return
+        }
         if let n = try? decoder.conceal(frames: frames, into: space) {
             fifoCount += n * configuration.channels
         } else {

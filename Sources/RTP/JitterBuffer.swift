@@ -25,7 +25,8 @@ public import Opus
 ///   buffer runs dry the audio is extended by PLC without moving the timeline, so a
 ///   late packet still plays (the delay grows and is trimmed again in silence).
 /// - **DTX.** A timestamp gap without a sequence gap is silence the sender did not
-///   send: it is filled with the decoder's comfort noise.
+///   send: it is filled with the decoder's comfort noise, or, after a comfort-noise descriptor
+///   (RFC 3389, G.711 and G.722), with noise at the level it gives.
 ///
 /// The timeline counts in 48 kHz units whatever the codec: a G.711 or G.722 timestamp (8 kHz
 /// clock) is six of them.
@@ -83,6 +84,11 @@ public struct JitterBuffer: ~Copyable {
     let eventSequences: UnsafeMutablePointer<Int64>
     var eventCount = 0
     static let eventMemory = 64
+    /// The level (-dBov) of the peer's last comfort-noise descriptor, and where on the
+    /// timeline its silence starts; nil once audio after it has played.
+    var silenceLevel: Int?
+    var silenceFrom: Int64 = 0
+    var noise = NoiseGenerator()
     /// Packets inserted since the last one that carried in-band FEC (the peer may send none).
     var packetsSinceFEC = Int.max
     /// The silence or comfort noise added at a time while a start waits for its target:
@@ -199,11 +205,11 @@ public struct JitterBuffer: ~Copyable {
     /// dropped and counted. A packet from a new source generation, or a timestamp jump
     /// of more than two seconds confirmed by the next packet, starts the buffer over.
     public mutating func insert(_ packet: RTPReceivedPacket, payload: UnsafeRawBufferPointer) {
-        if packet.isTelephoneEvent {
-            // Not audio (RFC 4733): remember that its sequence number is no loss.
+        if packet.isTelephoneEvent || packet.isComfortNoise {
+            // Not audio (RFC 4733, RFC 3389): remember that its sequence number is no loss.
             eventSequences[eventCount % Self.eventMemory] = packet.sequenceNumber
             eventCount += 1
-            stats.telephoneEvents += 1
+            if packet.isTelephoneEvent { stats.telephoneEvents += 1 } else { describeSilence(packet, payload) }
             return
         }
         guard let info = decoder.inspect(payload), payload.count <= configuration.maxPayloadSize else {
@@ -259,6 +265,19 @@ public struct JitterBuffer: ~Copyable {
         stats.packetsInserted += 1
     }
 
+    /// A comfort-noise descriptor: the silence from its timestamp on is noise at its level.
+    mutating func describeSilence(_ packet: RTPReceivedPacket, _ payload: UnsafeRawBufferPointer) {
+        guard let level = ComfortNoisePayload.level(payload) else {
+            stats.undecodable += 1
+            return
+        }
+        stats.comfortNoiseDescriptors += 1
+        // Only on the timeline of the source playing: a descriptor needs audio before it.
+        guard started, packet.sourceGeneration == generation else { return }
+        silenceLevel = level
+        silenceFrom = extend(packet.timestamp)
+    }
+
     /// Feeds a packet's relative delay to the quantile and to the peak detector.
     mutating func measure(_ packet: RTPReceivedPacket, timestamp: Int64) {
         let arrival = Int64(bitPattern: packet.arrival)
@@ -296,6 +315,7 @@ public struct JitterBuffer: ~Copyable {
         decodedMask = 0
         expandRun = 0
         eventCount = 0
+        silenceLevel = nil
         talkSpurtPending = true
         estimator.reset(priorMs: configuration.initialDelayMs)
         peaks.reset()

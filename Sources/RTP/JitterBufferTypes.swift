@@ -80,6 +80,9 @@ public struct JitterBufferStatistics: Sendable, Equatable, Codable {
     public var overflows = 0
     /// Telephone-event packets seen (DTMF): not audio; their sequence numbers are not losses.
     public var telephoneEvents = 0
+    /// Comfort-noise descriptors seen (RFC 3389): the sender's silences, played as noise at
+    /// their level; their sequence numbers are not losses.
+    public var comfortNoiseDescriptors = 0
     /// Times the buffer started over (new source, timestamp jump).
     public var resets = 0
     /// Packets more than 2 s away from the timeline (dropped; a second in a row restarts the buffer).
@@ -115,7 +118,8 @@ public struct JitterBufferStatistics: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case packetsInserted = "packets_inserted", late, duplicates, lost, fecRecovered = "fec_recovered",
-             undecodable, overflows, telephoneEvents = "telephone_events", resets, timestampJumps = "timestamp_jumps", concealedMs = "concealed_ms",
+             undecodable, overflows, telephoneEvents = "telephone_events",
+             comfortNoiseDescriptors = "comfort_noise_descriptors", resets, timestampJumps = "timestamp_jumps", concealedMs = "concealed_ms",
              concealedWithoutLossMs = "concealed_without_loss_ms", comfortNoiseMs = "comfort_noise_ms",
              droppedMs = "dropped_ms", stretchedMs = "stretched_ms", currentDelayMs = "current_delay_ms",
              targetDelayMs = "target_delay_ms", jitterQuantileMs = "jitter_quantile_ms", meanDelayMs = "mean_delay_ms",

@@ -73,6 +73,7 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
         validation.payloadType = configuration.payloadType  // the session's codec wins
         validation.codec = configuration.codec
         validation.telephoneEventPayloadType = configuration.telephoneEvents?.payloadType
+        validation.comfortNoisePayloadType = configuration.comfortNoisePayloadType
         validator = RTPSourceValidator(configuration: validation)
         validator.localSSRC = ssrc
         // Session bandwidth: the codec's bitrate plus 40 bytes of RTP/UDP/IPv4 headers per packet.

@@ -17,9 +17,11 @@ public struct RTPReceivedPacket: Sendable, Equatable {
     /// The payload is a telephone event (RFC 4733), not audio: it takes a sequence number of
     /// the stream but plays nothing.
     public var isTelephoneEvent: Bool
+    /// The payload is a comfort-noise descriptor (RFC 3389): the sender's silence, at a level.
+    public var isComfortNoise: Bool
 
     public init(sequenceNumber: Int64, timestamp: UInt32, marker: Bool = false, ssrc: UInt32 = 0, arrival: UInt64,
-                sourceGeneration: UInt32 = 0, isTelephoneEvent: Bool = false) {
+                sourceGeneration: UInt32 = 0, isTelephoneEvent: Bool = false, isComfortNoise: Bool = false) {
         self.sequenceNumber = sequenceNumber
         self.timestamp = timestamp
         self.marker = marker
@@ -27,6 +29,7 @@ public struct RTPReceivedPacket: Sendable, Equatable {
         self.arrival = arrival
         self.sourceGeneration = sourceGeneration
         self.isTelephoneEvent = isTelephoneEvent
+        self.isComfortNoise = isComfortNoise
     }
 }
 

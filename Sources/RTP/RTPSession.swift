@@ -38,6 +38,9 @@ public struct RTPSessionConfiguration: Sendable {
     /// Telephone events (RFC 4733 DTMF) as negotiated with the peer, both ways; nil: none
     /// (``RTPSession/sendDTMF(_:)`` refuses, and events from the peer are dropped).
     public var telephoneEvents: TelephoneEventFormat?
+    /// Comfort noise (RFC 3389) as negotiated with the peer, received only (its silences played
+    /// as noise at the level it describes); nil: none (its packets are dropped as another type).
+    public var comfortNoisePayloadType: UInt8?
     /// Clear RTP, SRTP with SDES keys, or DTLS-SRTP.
     public var protection: MediaProtection = .clear
 

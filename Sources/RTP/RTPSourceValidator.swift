@@ -60,6 +60,8 @@ public struct RTPSourceValidator: Sendable {
         public var maxPayloadSize: Int
         /// The payload type of telephone events (RFC 4733), accepted beside the audio's; nil: none.
         public var telephoneEventPayloadType: UInt8?
+        /// The payload type of comfort noise (RFC 3389), accepted beside the audio's; nil: none.
+        public var comfortNoisePayloadType: UInt8?
         /// The only address that may become a source until ``RTPSourceValidator/acceptAnySource()``:
         /// where the peer's SDP says its media is. Nil: any address (a bare RTP endpoint).
         public var expectedSource: SocketAddress?
@@ -161,9 +163,11 @@ public struct RTPSourceValidator: Sendable {
         guard let packet = try? RTPPacket.parse(datagram) else { return .drop(.malformed) }
         let header = packet.header
         let isEvent = header.payloadType == configuration.telephoneEventPayloadType
-        guard header.payloadType == configuration.payloadType || isEvent else { return .drop(.wrongPayloadType) }
+        let isNoise = header.payloadType == configuration.comfortNoisePayloadType
+        guard header.payloadType == configuration.payloadType || isEvent || isNoise else { return .drop(.wrongPayloadType) }
         let payload = UnsafeRawBufferPointer(rebasing: datagram[packet.payload])
-        let wellFormed = isEvent ? TelephoneEvent.parse(payload) != nil : configuration.codec.isWellFormed(payload)
+        let wellFormed = isEvent ? TelephoneEvent.parse(payload) != nil
+            : isNoise ? ComfortNoisePayload.level(payload) != nil : configuration.codec.isWellFormed(payload)
         guard payload.count <= configuration.maxPayloadSize, wellFormed else { return .drop(.malformed) }
 
         if movedTo != nil {
@@ -173,7 +177,7 @@ public struct RTPSourceValidator: Sendable {
         }
         if let lockedSource = source, let lockedSSRC = ssrc, address == lockedSource, header.ssrc == lockedSSRC {
             guard sequence!.update(header.sequenceNumber) else { return .drop(.badSequence) }
-            return accept(header, payload: packet.payload, arrival: arrival, isEvent: isEvent)
+            return accept(header, payload: packet.payload, arrival: arrival, isEvent: isEvent, isNoise: isNoise)
         }
         // Only the locked source and the expected address may go further; never our own SSRC.
         if let expectedSource, address != expectedSource, address != alternateSource, address != source {
@@ -194,7 +198,7 @@ public struct RTPSourceValidator: Sendable {
         }
         guard mayTakeOver else { return .drop(sameAddress ? .foreignSSRC : .foreignSource) }
         lock(address: address, ssrc: header.ssrc, slot: passed)
-        return accept(header, payload: packet.payload, arrival: arrival, isEvent: isEvent)
+        return accept(header, payload: packet.payload, arrival: arrival, isEvent: isEvent, isNoise: isNoise)
     }
 
     /// Runs A.1 probation for a candidate; its slot once it is valid, else nil.
@@ -243,7 +247,7 @@ public struct RTPSourceValidator: Sendable {
         for j in candidates.indices { candidates[j] = nil }
     }
 
-    private mutating func accept(_ header: RTPHeader, payload: Range<Int>, arrival: UInt64, isEvent: Bool) -> Verdict {
+    private mutating func accept(_ header: RTPHeader, payload: Range<Int>, arrival: UInt64, isEvent: Bool, isNoise: Bool) -> Verdict {
         lastSeen = arrival
         // An event's packets all carry its start time: they would read as growing delay (A.8).
         if !isEvent {
@@ -252,7 +256,8 @@ public struct RTPSourceValidator: Sendable {
         }
         let packet = RTPReceivedPacket(sequenceNumber: sequence!.extended(header.sequenceNumber),
                                        timestamp: header.timestamp, marker: header.marker, ssrc: header.ssrc,
-                                       arrival: arrival, sourceGeneration: generation, isTelephoneEvent: isEvent)
+                                       arrival: arrival, sourceGeneration: generation, isTelephoneEvent: isEvent,
+                                       isComfortNoise: isNoise)
         return .accept(packet, payload: payload)
     }
 

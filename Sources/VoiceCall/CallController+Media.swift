@@ -94,6 +94,7 @@ extension CallController {
             rtpConfiguration.validator.alternateSource = record.sip.remoteAddress.with(port: declared.port)
         }
         rtpConfiguration.telephoneEvents = remote.telephoneEvents
+        rtpConfiguration.comfortNoisePayloadType = remote.comfortNoise
         // Another address family (a peer that advertises IPv6 while it talks to us over IPv4):
         // nothing we send there arrives.
         let unreachable = remoteAddress.family != ports.rtp.family

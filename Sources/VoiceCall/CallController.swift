@@ -196,7 +196,8 @@ public actor CallController {
         let sessionID = UInt64.random(in: 1...UInt64(Int64.max))
         let security = configuration.mediaSecurity.makeOffer(fingerprint: dtlsFingerprint)
         let offer = AudioSDP.offer(address: ports.rtp, sessionID: sessionID, parameters: sdpParameters,
-                                  codecs: configuration.codecs, ptime: configuration.codec.frameMilliseconds, rtcpMux: configuration.rtcpMux,
+                                  codecs: configuration.codecs, comfortNoise: ComfortNoisePayload.payloadType,
+                                  ptime: configuration.codec.frameMilliseconds, rtcpMux: configuration.rtcpMux,
                                   telephoneEvents: AudioSDP.telephoneEventFormats, security: security)
         let sipCall: SIPCall
         do { sipCall = try userAgent.invite(located, offer: .sdp(offer.text)) } catch { throw .signalling("\(error)") }
@@ -304,7 +305,8 @@ public actor CallController {
         }
         let security = configuration.mediaSecurity.makeOffer(fingerprint: dtlsFingerprint)
         let offer = AudioSDP.offer(address: ports.rtp, sessionID: UInt64.random(in: 1...UInt64(Int64.max)), parameters: sdpParameters,
-                                  codecs: configuration.codecs, ptime: configuration.codec.frameMilliseconds, rtcpMux: configuration.rtcpMux,
+                                  codecs: configuration.codecs, comfortNoise: ComfortNoisePayload.payloadType,
+                                  ptime: configuration.codec.frameMilliseconds, rtcpMux: configuration.rtcpMux,
                                   telephoneEvents: AudioSDP.telephoneEventFormats, security: security)
         record.ports = ports
         record.securityOffer = security

@@ -59,6 +59,21 @@ struct CodecSelectionTests {
         #expect(throws: SDPError.noCommonCodec) { try AudioSDP.reanswer(dropped, peerPrevious: offer, ours: answer) }
     }
 
+    @Test("Comfort noise: offered with 8 kHz codecs, answered when offered, read from the peer's stream")
+    func comfortNoise() throws {
+        let address = try SocketAddress(parsing: "10.0.0.2:5000")
+        let offer = AudioSDP.offer(address: address, sessionID: 1, codecs: [.opus, .pcmu], comfortNoise: 13)
+        #expect(offer.media[0].formats == ["96", "0", "13"])
+        #expect(AudioSDP.offer(address: address, sessionID: 1, codecs: [.opus], comfortNoise: 13).media[0].formats == ["96"])
+        let theirs = try Self.description("8 13 101", "a=rtpmap:13 CN/8000\na=rtpmap:101 telephone-event/8000\n")
+        #expect(try AudioSDP.stream(in: theirs).comfortNoise == 13)
+        let (answer, remote) = try AudioSDP.answer(theirs, address: address, sessionID: 2, parameters: .init())
+        #expect(remote.codec == .pcma && answer.media[0].formats == ["8", "13", "101"])
+        let (plain, _) = try AudioSDP.answer(theirs, address: address, sessionID: 2, parameters: .init(), comfortNoise: false)
+        #expect(plain.media[0].formats == ["8", "101"])
+        #expect(try AudioSDP.stream(in: try Self.description("8")).comfortNoise == nil)
+    }
+
     @Test("G.711 and G.722 send configurations: mono, no FEC or DTX, the peer's packet time")
     func sendConfiguration() throws {
         let remote = try AudioSDP.stream(in: try Self.description("0", "a=ptime:40\n"))
