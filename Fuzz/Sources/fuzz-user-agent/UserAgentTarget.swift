@@ -86,7 +86,7 @@ func answerIncoming(_ control: Control) {
             try? call.reject(status: 486)
         } else if !control.contains(.leaveRinging) {
             let answer = call.offer.flatMap { try? SessionDescription.parse($0.text) }
-                .flatMap { try? OpusSDP.answer($0, address: media, sessionID: 9, parameters: OpusFormatParameters()).answer }
+                .flatMap { try? AudioSDP.answer($0, address: media, sessionID: 9, parameters: OpusFormatParameters()).answer }
             try? call.accept(answer: .sdp((answer ?? offer).text))
         }
     }
@@ -201,7 +201,7 @@ final class Pending: Sendable {
 }
 
 let media = try! SocketAddress(host: "127.0.0.1", port: 40_000)
-let offer = OpusSDP.offer(address: media, sessionID: 1, rtcpMux: true)
+let offer = AudioSDP.offer(address: media, sessionID: 1, rtcpMux: true)
 nonisolated(unsafe) var calls: [SIPCall] = []
 let pending = Pending()
 let driver = Driver()
@@ -214,7 +214,7 @@ let agent: SIPUserAgent = {
         maximumCalls: 64,
         answerChangedOffer: { _, offer, _, _ in
             (try? SessionDescription.parse(offer.text))
-                .flatMap { try? OpusSDP.answer($0, address: media, sessionID: 9, parameters: OpusFormatParameters()) }
+                .flatMap { try? AudioSDP.answer($0, address: media, sessionID: 9, parameters: OpusFormatParameters()) }
                 .map { .sdp($0.answer.text) }
         },
         credentials: SIPCredentials(username: "alice", password: "secret", realm: "fuzz"),
