@@ -69,10 +69,6 @@ public enum AudioCodec: String, Sendable, Hashable, CaseIterable, CustomStringCo
     /// Units of the jitter buffer's 48 kHz timeline per unit of this codec's RTP clock.
     var timelineUnitsPerTimestamp: Int { OpusCallConfiguration.rtpClockRate / rtpClockRate }
 
-    /// Payload bytes per millisecond for the sample-based codecs (one byte per 8 kHz sample for
-    /// G.711, per pair of 16 kHz samples for G.722); nil for Opus.
-    var bytesPerMillisecond: Int? { self == .opus ? nil : 8 }
-
     public var description: String { encodingName }
 
     /// Whether `payload` can be a packet of this codec: a valid Opus packet (RFC 6716 section

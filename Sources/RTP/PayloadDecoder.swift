@@ -38,9 +38,9 @@ enum PayloadDecoder: ~Copyable {
             return PayloadInfo(duration: info.duration, frameDuration: info.frameDuration,
                                hasFEC: OpusPayload.hasFEC(payload, info: info))
         case .sampled(let decoder):
-            // 8 bytes a millisecond, 48 units a millisecond.
+            // One byte per tick of the 8 kHz clock (a G.711 sample, a G.722 sample pair).
             guard decoder.codec.isWellFormed(payload) else { return nil }
-            let duration = payload.count * 6
+            let duration = payload.count * decoder.codec.timelineUnitsPerTimestamp
             return PayloadInfo(duration: duration, frameDuration: duration, hasFEC: false)
         }
     }
