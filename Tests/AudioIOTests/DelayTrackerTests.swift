@@ -2,6 +2,7 @@
 import Foundation
 import Platform
 import Testing
+import TestSupport
 
 @Suite("Device round-trip tracker")
 struct DelayTrackerTests {
@@ -72,6 +73,62 @@ struct DelayTrackerTests {
         let followed = reported.indices.first { $0 >= 100 && abs(reported[$0] - 3136) <= 1 }
         #expect(followed.map { $0 - 100 } ?? .max <= 5)
         #expect(Self.moves(reported, after: followed ?? 0) <= 1)
+    }
+
+    /// A PipeWire graph whose quantum moves back and forth under the stream (measured: 3392,
+    /// 3136, 3392, 3136 frames, each held 0.2 to 0.4 s), read through a busy machine's PipeWire
+    /// plugin: a quarter of the readings come out 10 to 600 frames long (preempted I/O thread).
+    @Test("Quantum steps back and forth among preempted readings are each followed within 0.2 s",
+          arguments: 1...20 as ClosedRange<UInt64>)
+    func flappingQuantumAmongPreemptedReadings(seed: UInt64) {
+        var random = SeededRandom(seed: 0x0DDB_1A5E_5BAD_5EED &* seed)
+        let levels = [(3392, 100), (3136, 10), (3392, 20), (3136, 15), (4160, 25), (3136, 60)]
+        var readings: [Int] = [], truth: [Int] = []
+        for (level, count) in levels {
+            for _ in 0..<count {
+                let late = random.next() % 4 == 0 ? 10 + Int(random.next() % 590) : 0
+                readings.append(level - Int(random.next() % 2) + late)
+                truth.append(level)
+            }
+        }
+        let (reported, _) = Self.track(readings)
+        var start = 100
+        for (_, count) in levels.dropFirst() {
+            // From 10 readings after the step until the next one, within 2 frames of the new level.
+            let late = (start + 10..<start + count).filter { abs(reported[$0] - truth[$0]) > 2 }
+            #expect(late.isEmpty, "readings \(late) after the step at \(start) reported \(late.map { reported[$0] }), not \(truth[start])")
+            start += count
+        }
+    }
+
+    /// The `pulse` plugin on pipewire-pulse ramps its readings by a frame every period or two
+    /// for seconds, then jumps back: close neighbours, but not an exact device's steps.
+    @Test("Readings that ramp a frame at a time are not taken for steps", arguments: [1, 2])
+    func slowRamp(periodsPerFrame: Int) {
+        let readings = (0..<1000).map { 4300 + ($0 / periodsPerFrame) % 250 }
+        let (reported, _) = Self.track(readings)
+        let moves = Self.moves(reported, after: 50)
+        // The median's rule alone: a move each time the ramp has left the band (48 frames).
+        #expect(moves <= 1000 / periodsPerFrame / 48 + 4, "moved \(moves) times in 20 s")
+    }
+
+    /// Nine seconds of PulseAudio's readings, measured: they scatter by +-70 frames, repeat a
+    /// value two or three times now and then, and drift by 100 frames, while every click came
+    /// back after 2914 frames. Taking such repeats for an exact device's step made the report
+    /// move 17 times.
+    @Test("PulseAudio's measured readings are not taken for steps")
+    func pulseAudioReadings() throws {
+        let text = try String(contentsOfFile: "\(Testbed.repositoryRoot)/Tests/Fixtures/delay/pulseaudio-readings.txt",
+                              encoding: .utf8)
+        let readings = text.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { Int($0) }
+        #expect(readings.count == 450)
+        // From every tenth of a second on, so the held value the readings meet differs.
+        for start in stride(from: 0, to: 350, by: 5) {
+            let (reported, _) = Self.track(Array(readings[start...]))
+            let moves = Self.moves(reported, after: 50)
+            #expect(moves <= 3, "from reading \(start): moved \(moves) times")
+            #expect(abs(reported.last! - 2914) <= 100)
+        }
     }
 
     /// Where the readings scatter, what moves is mostly the server's estimate, not the stream:
