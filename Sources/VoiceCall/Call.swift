@@ -36,6 +36,8 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
     private let waiters = Mutex<[Waiter]>([])
     let muted = Atomic<Bool>(false)
     private let response = Mutex<SIPFinalResponse?>(nil)
+    /// When the call was made (monotonic nanoseconds), to list calls in order.
+    let createdAt = MonotonicClock.nanoseconds()
 
     /// Someone waiting for the call to reach a state.
     private struct Waiter {
@@ -103,6 +105,26 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
     /// - Throws: ``CallError/invalidState(_:)`` when the call is not held,
     ///   ``CallError/audioSession(_:)`` when the audio cannot be had (a phone call holds it).
     public func resume() async throws(CallError) { try await controller.resumeHeld(self) }
+
+    /// Transfers the call to `target` (`sip:user@host`) without consulting it (blind transfer):
+    /// the peer gets a REFER (RFC 3515) and calls the target; once it reports that call
+    /// answered, this call is hung up and ends as ``CallEndReason/transferred``. Waits for that
+    /// outcome.
+    ///
+    /// - Throws: ``CallError/transferFailed(status:reason:)`` when the peer refuses the REFER or
+    ///   its call to the target fails (this call goes on, as it was);
+    ///   ``CallError/invalidTarget(_:)``; ``CallError/invalidState(_:)`` unless the call is
+    ///   active or held, or when another transfer of it is in progress.
+    public func transfer(to target: String) async throws(CallError) { try await controller.transfer(self, to: target) }
+
+    /// Transfers the call to the peer of `other` (attended transfer, after talking to it): the
+    /// peer gets a REFER whose target carries `Replaces` for `other`'s dialog (RFC 3891), so
+    /// its call takes `other`'s place at the target. On success both calls end: this one as
+    /// ``CallEndReason/transferred``, `other` when the target hangs it up.
+    ///
+    /// - Throws: as ``transfer(to:)-(String)``; ``CallError/invalidState(_:)`` also when `other`
+    ///   is this call or not established.
+    public func transfer(to other: Call) async throws(CallError) { try await controller.transfer(self, to: other) }
 
     /// Mutes or unmutes the microphone: while muted the peer gets silence, and the voice
     /// processing keeps running on the real microphone, so the echo canceller stays converged

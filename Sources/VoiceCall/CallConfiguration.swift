@@ -85,6 +85,14 @@ public struct CallConfiguration: Sendable {
     /// Which peers may call: given the source address of an INVITE, whether to consider it; the
     /// others get 403 Forbidden and no call is made. Runs on the controller. Nil: anyone.
     public var acceptsCallsFrom: (@Sendable (SocketAddress) -> Bool)?
+    /// Whether a peer may transfer a call to someone else (a REFER, RFC 3515): we then call
+    /// the target, tell the peer how it goes, and report the new call with
+    /// ``CallController/Event/transferred(from:to:)``. Off: every REFER is declined (603).
+    public var acceptsTransfers = true
+    /// How many calls a controller keeps at once (ringing, active or held); one more is refused:
+    /// ``CallController/dial(_:)`` throws ``CallError/busy`` and an INVITE gets 486 Busy Here.
+    /// At least 1; 4 by default, as pjsua's.
+    public var maximumCalls = 4
     /// Seconds of the processed uplink to keep for analysis (``CallController/recordedUplink(of:)``); 0: none.
     public var recordUplinkSeconds: Double = 0
 

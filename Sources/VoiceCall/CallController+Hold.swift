@@ -1,3 +1,4 @@
+import AudioIO
 import AudioSession
 import Logging
 import MediaNegotiation
@@ -5,8 +6,8 @@ import SDP
 import SIP
 import Synchronization
 
-/// Holding and resuming calls (by the app, or by an interruption of the audio session), mute,
-/// and declining with a chosen status.
+/// Holding and resuming calls (by the app, by another call taking the audio, or by an
+/// interruption of the audio session), mute, and declining with a chosen status.
 extension CallController {
     /// The session was interrupted under call `id`: it is held, and the peer told if so configured.
     func interrupted(_ id: String) {
@@ -19,24 +20,41 @@ extension CallController {
 
     /// The app holds `call` (``Call/hold()``).
     func hold(_ call: Call) throws(CallError) {
-        guard let record = records[call.id] else { throw .invalidState("no call \(call.id)") }
+        guard records[call.id] != nil else { throw .invalidState("no call \(call.id)") }
         switch call.state {
         case .held(.local):
             return
         case .held(.interrupted):
             // Audio already stopped; the peer may not have been told (holdsPeerWhileInterrupted).
+            releaseAudio(call.id)
             call.apply(.hold)
             if !configuration.holdsPeerWhileInterrupted { tellPeer(held: true, call.id) }
         case .active:
-            record.media?.pauseAudio()
-            record.io?.end()
-            records[call.id]?.io = nil
+            releaseAudio(call.id)
             call.apply(.hold)
             tellPeer(held: true, call.id)
         default:
             throw .invalidState("only an active call can be held (\(call.state))")
         }
         logger.info("call \(call.id) held")
+    }
+
+    /// Stops the audio of call `id` and closes its device (the network side stays up).
+    private func releaseAudio(_ id: String) {
+        guard let record = records[id] else { return }
+        if audioCallID == id {
+            deviceProvider?.attach(nil)
+            audioCallID = nil
+        }
+        record.media?.releaseDevice()
+        record.io?.end()
+        records[id]?.io = nil
+    }
+
+    /// Holds the call that has the audio, if it is not `id`: one call has the audio at a time.
+    func yieldAudio(to id: String) throws(CallError) {
+        guard let current = audioCallID, current != id, let record = records[current] else { return }
+        try hold(record.call)
     }
 
     /// The app takes `call` off hold (``Call/resume()``).
@@ -51,6 +69,7 @@ extension CallController {
         guard var record = records[id], case let .held(reason) = record.call.state, let media = record.media else {
             throw .invalidState("call \(id) is not held")
         }
+        try yieldAudio(to: id)
         do {
             try session.setActive(true)
             record.io = try beginIO(id, media)
@@ -58,7 +77,15 @@ extension CallController {
             logger.error("call \(id): cannot resume: \(error)")
             throw .audioSession("\(error)")
         }
-        try media.resumeAudio()
+        do {
+            if media.hasDevice { try media.resumeAudio() } else { try media.restartAudio(on: makeDevice()) }
+        } catch {
+            record.io?.end()
+            logger.error("call \(id): cannot resume its audio: \(error)")
+            throw error as? CallError ?? .media("\(error)")
+        }
+        deviceProvider?.attach(media.engine)
+        audioCallID = id
         records[id] = record
         record.call.apply(.resumed)
         logger.info("call \(id) resumed")

@@ -23,6 +23,7 @@ extension CallController {
     /// encrypted as `security` says.
     func startMedia(_ id: String, remote: AudioStreamDescription, security: NegotiatedMediaSecurity) throws(CallError) {
         guard var record = records[id], let ports = record.ports else { throw .invalidState("no call \(id)") }
+        try yieldAudio(to: id)
         try activateSession()
         do {
             let device = try makeDevice()
@@ -52,6 +53,7 @@ extension CallController {
             media.setCapturesSilence(session.capturesSilence)
             records[id] = record
             deviceProvider?.attach(media.engine)
+            audioCallID = id
         } catch let error as CallError {
             stopMedia(id)
             throw error
@@ -135,14 +137,14 @@ extension CallController {
         }
     }
 
-    /// Stops media and deactivates the session once no call needs it.
     /// The session's hardware, when it can open devices (ALSA can; a policy-only simulation cannot).
     var deviceProvider: (any AudioDeviceProvider)? { session.system.hardware as? any AudioDeviceProvider }
 
+    /// Stops media and deactivates the session once no call needs it.
     func stopMedia(_ id: String) {
         guard var record = records[id] else { return }
         if let media = record.media {
-            deviceProvider?.attach(nil)
+            if audioCallID == id { deviceProvider?.attach(nil) }
             record.call.keep(snapshot(media))
             media.stop()
             if configuration.recordUplinkSeconds > 0 { finishedUplinks[id] = media.recordedUplink }
@@ -153,7 +155,8 @@ extension CallController {
         record.watchdog?.cancel()
         record.watchdog = nil
         records[id] = record
-        if session.isActive {
+        // The session stays active while another call has media (held ones included).
+        if session.isActive, !records.values.contains(where: { $0.media != nil }) {
             do { try session.setActive(false, options: .notifyOthersOnDeactivation) } catch {
                 logger.warning("deactivating the session after call \(id): \(error)")
             }
@@ -187,13 +190,14 @@ extension CallController {
 
     func end(_ id: String, _ reason: CallEndReason) {
         guard let record = records[id] else { return }
+        finishTransfer(id, .failure(.invalidState("the call ended (\(reason)) before its transfer did")))
         stopMedia(id)
         record.call.apply(.ended(reason))
         record.ports?.release()
         records[id] = nil
         securities[id] = nil
         heldCalls.set(id, held: false)
-        if mediaCallID == id { mediaCallID = nil }
+        if audioCallID == id { audioCallID = nil }
         logger.info("call \(id) ended: \(reason)")
     }
 
@@ -201,7 +205,7 @@ extension CallController {
         switch note {
         case let .interruption(interruption):
             eventBroadcast.yield(.interruption(interruption))
-            if interruption.type == .ended, interruption.options.contains(.shouldResume), let id = mediaCallID,
+            if interruption.type == .ended, interruption.options.contains(.shouldResume), let id = audioCallID,
                records[id]?.call.state == .held(.interrupted) {
                 try? resumeAudio(id)
             }

@@ -22,6 +22,7 @@ extension CallController {
 
     func signalling(_ event: SIPCallEvent, _ call: Call) {
         guard records[call.id] != nil else { return }
+        reportToReferrer(event, call)
         switch event {
         case .trying:
             break
@@ -45,6 +46,12 @@ extension CallController {
             if let body { peerChanged(body, call, announcesHold: false) }
         case let .reinviteDeclined(status, reason):
             logger.warning("call \(call.id): the peer declined our re-INVITE: \(status) \(reason)")
+        case let .referred(referral):
+            referred(referral, on: call)
+        case let .referProgress(status, reason, final):
+            referProgress(call.id, status: status, reason: reason, final: final)
+        case let .referDeclined(status, reason):
+            finishTransfer(call.id, .failure(.transferFailed(status: status, reason: reason)))
         case let .ended(reason):
             if case let .failed(status, phrase) = reason { call.recordFinalResponse(SIPFinalResponse(status: status, reason: phrase)) }
             end(call.id, Self.endReason(reason, call))

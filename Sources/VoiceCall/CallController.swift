@@ -24,8 +24,11 @@ import VoiceProcessing
 /// on hold (no capture, no playout, the network side stays up) and `ended` + `shouldResume`
 /// resumes it. Route changes move the I/O under the running call.
 ///
-/// One call has media at a time; an INVITE arriving while a call is in progress is
-/// answered 486 Busy Here.
+/// Several calls: up to ``CallConfiguration/maximumCalls`` at once, ringing, active or held.
+/// One has the audio at a time: answering a call, a call that connects, or resuming one holds
+/// the call that had the audio (the peer is told, as with ``Call/hold()``), so a second call
+/// rings while one is up (call waiting) and resuming a held call swaps the two. A held call
+/// closes its device, so a sound card that takes one stream serves each call in turn.
 ///
 /// Thread safety: an actor; every method may be called from any task. Calls' state streams
 /// and ``events`` deliver in order.
@@ -40,6 +43,13 @@ public actor CallController {
         /// it) or took it off hold, with a re-INVITE. The call stays active and keeps playing
         /// whatever the peer sends (its music on hold, or nothing).
         case peerHold(callID: String, held: Bool)
+        /// The peer of call `from` transferred it (a REFER, RFC 3515): we called its target, and
+        /// `to` is that call. The old call ends when the transferor hangs it up.
+        case transferred(from: String, to: Call)
+        /// A new call (an INVITE whose `Replaces` named call `callID`: an attended transfer's
+        /// transferee, or a pickup) took the place of call `callID`, which ended as
+        /// ``CallEndReason/replaced``; `by` is answered at once and has the audio.
+        case replaced(callID: String, by: Call)
     }
 
     public let configuration: CallConfiguration
@@ -59,7 +69,8 @@ public actor CallController {
     let incomingBroadcast = Broadcast<Call>(limit: 16) { $0.state == .incomingRinging }
     let eventBroadcast = Broadcast<Event>(limit: 64)
     var records: [String: CallRecord] = [:]
-    var mediaCallID: String?
+    /// The call whose audio runs (or was stopped by an interruption).
+    var audioCallID: String?
     var observer: AudioSessionObserverToken?
     var listener: Task<Void, Never>?
     var finishedUplinks: [String: [Int16]] = [:]
@@ -82,6 +93,7 @@ public actor CallController {
     /// - Parameter logger: where the controller, its SIP user agent and its calls log.
     public init(configuration: CallConfiguration, session: AudioSession? = nil,
                 logger: Logger = Logger(label: "callaudio.call")) throws(CallError) {
+        guard configuration.maximumCalls >= 1 else { throw .invalidState("maximumCalls is \(configuration.maximumCalls); at least 1") }
         guard !configuration.codecs.isEmpty, configuration.codec.channels == 1 || configuration.codecs == [.opus] else {
             throw .media(configuration.codecs.isEmpty ? "no codec allowed (CallConfiguration.codecs is empty)"
                                                       : "G.711 and G.722 are mono; a stereo call allows only Opus")
@@ -134,6 +146,9 @@ public actor CallController {
         }
     }
 
+    /// The calls now (ringing, active or held), oldest first.
+    public var calls: [Call] { records.values.map(\.call).sorted { $0.createdAt < $1.createdAt } }
+
     /// The SIP address calls reach us at.
     public nonisolated var sipAddress: SocketAddress { userAgent.localAddress }
 
@@ -185,7 +200,13 @@ public actor CallController {
     /// Calls `target` (`sip:user@host:port`); returns at once with the call ringing.
     public func dial(_ target: String) async throws(CallError) -> Call {
         guard let uri = SIPURI(target) else { throw .invalidTarget(target) }
-        guard mediaCallID == nil else { throw .busy }
+        return try dial(uri, replaces: nil)
+    }
+
+    /// Calls `uri`, its INVITE taking over the target's dialog `replaces` names, if any.
+    func dial(_ uri: SIPURI, replaces: SIPReplaces?) throws(CallError) -> Call {
+        let target = uri.description
+        guard records.count < configuration.maximumCalls else { throw .busy }
         // Located once: the offer's host and the servers the INVITE goes to come from one lookup.
         let located: SIPLocatedTarget
         do { located = try userAgent.locate(uri) } catch { throw .signalling("\(error)") }
@@ -200,13 +221,12 @@ public actor CallController {
                                   ptime: configuration.codec.frameMilliseconds, rtcpMux: configuration.rtcpMux,
                                   telephoneEvents: AudioSDP.telephoneEventFormats, security: security)
         let sipCall: SIPCall
-        do { sipCall = try userAgent.invite(located, offer: .sdp(offer.text)) } catch { throw .signalling("\(error)") }
+        do { sipCall = try userAgent.invite(located, offer: .sdp(offer.text), replaces: replaces) } catch { throw .signalling("\(error)") }
         let call = Call(id: sipCall.callID, direction: .outgoing, remoteURI: target, controller: self,
                         remoteAddress: sipCall.remoteAddress, transport: sipCall.transport.uriParameter)
         call.apply(.dial)
         records[call.id] = CallRecord(call: call, sip: sipCall, ports: ports)
         records[call.id]?.securityOffer = security
-        mediaCallID = call.id
         follow(sipCall, call)
         return call
     }
@@ -219,7 +239,9 @@ public actor CallController {
             try? sipCall.reject(status: 403, reason: "Forbidden")
             return
         }
-        guard mediaCallID == nil else {
+        // A call that replaces one of ours takes its place, not another.
+        let replaced = sipCall.replacedCallID.flatMap { records[$0] != nil ? $0 : nil }
+        guard records.count < configuration.maximumCalls || replaced != nil else {
             try? sipCall.reject(status: 486, reason: "Busy Here")
             return
         }
@@ -247,9 +269,12 @@ public actor CallController {
         call.apply(.incoming)
         records[call.id] = CallRecord(call: call, sip: sipCall, ports: nil, offer: offer)
         records[call.id]?.securityAnswer = securityAnswer
-        mediaCallID = call.id
-        try? sipCall.ringing()
         follow(sipCall, call)
+        if let replaced {
+            Task { await self.takeOver(replaced, by: call) }
+            return
+        }
+        try? sipCall.ringing()
         incomingBroadcast.yield(call)
     }
 

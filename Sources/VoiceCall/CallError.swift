@@ -2,7 +2,7 @@
 ///
 /// Thread safety: a value type; safe to use from any thread.
 public enum CallError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Another call already has the audio (CallAudio runs one call with media at a time).
+    /// The controller already has ``CallConfiguration/maximumCalls`` calls.
     case busy
     /// The target is not a SIP URI (`sip:user@host:port`).
     case invalidTarget(String)
@@ -18,10 +18,13 @@ public enum CallError: Error, Sendable, Equatable, CustomStringConvertible {
     case dtmf(String)
     /// Media encryption could not be agreed or set up (the reason says what to change).
     case mediaSecurity(String)
+    /// A transfer failed: the peer refused our REFER, or the call it placed to the target did
+    /// not connect, with the SIP status and reason it reported. The call goes on.
+    case transferFailed(status: Int, reason: String)
 
     public var description: String {
         switch self {
-        case .busy: "another call is in progress"
+        case .busy: "as many calls as allowed are in progress (CallConfiguration.maximumCalls)"
         case let .invalidTarget(t): "not a SIP URI: \(t)"
         case let .audioSession(why): "audio session: \(why)"
         case let .media(why): "media: \(why)"
@@ -29,6 +32,7 @@ public enum CallError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .invalidState(why): why
         case let .dtmf(why): "DTMF: \(why)"
         case let .mediaSecurity(why): "media encryption: \(why)"
+        case let .transferFailed(status, reason): "transfer failed: \(status) \(reason)"
         }
     }
 }

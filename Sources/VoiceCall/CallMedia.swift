@@ -22,10 +22,13 @@ final class CallMedia: @unchecked Sendable {
     // (engine running) or by the controller while the engine is stopped; shared values are atomics.
     let rtp: RTPSession
     let voice: VoiceProcessingUnit
-    private(set) var device: any DuplexDevice
+    /// Nil while the call is held for another (``releaseDevice()``).
+    private(set) var device: (any DuplexDevice)?
     private(set) var engine: AudioIOEngine?
     private let onDeviceFailure: AudioIOEngine.FailureHandler?
     private let sampleRate: UInt64
+    /// The first device's period, in nanoseconds (for the CPU load).
+    private let periodNanoseconds: Double
     /// The Opus encoder's lookahead, in milliseconds.
     let codecLookaheadMs: Double
 
@@ -73,6 +76,7 @@ final class CallMedia: @unchecked Sendable {
         self.rtp = rtp
         self.capturesSilence = Atomic(capturesSilence)
         sampleRate = UInt64(rate)
+        periodNanoseconds = device.format.periodDuration * 1e9
         codecLookaheadMs = Double(sender.lookaheadFrames) * 1000 / Double(rate)
         uplinkRecording = .allocate(capacity: max(1, Int(recordUplinkSeconds * Double(rate))))
         uplinkRecording.initialize(repeating: 0)
@@ -100,8 +104,19 @@ final class CallMedia: @unchecked Sendable {
         engine?.stop()
     }
 
+    /// Stops capture and playout and closes the device, for another call to have the audio.
+    func releaseDevice() {
+        engine?.stop()
+        engine = nil
+        device = nil
+    }
+
+    /// Whether the call has a device (it has not been released).
+    var hasDevice: Bool { device != nil }
+
     /// Starts (again) capture and playout on the device.
     func resumeAudio() throws(CallError) {
+        guard let device else { throw .media("the call has no audio device") }
         if engine == nil {
             let unowned = Unmanaged.passUnretained(self)
             // The engine lives inside this object and is stopped before it goes away, so the
@@ -118,8 +133,8 @@ final class CallMedia: @unchecked Sendable {
     /// Runs the audio on `newDevice` from now on (the old one failed): same rate, a period no
     /// longer than the engine's largest.
     func restartAudio(on newDevice: any DuplexDevice) throws(CallError) {
-        guard newDevice.format.sampleRate == device.format.sampleRate else {
-            throw .media("the device reopened at \(newDevice.format.sampleRate) Hz, the call runs at \(device.format.sampleRate) Hz")
+        guard UInt64(newDevice.format.sampleRate) == sampleRate else {
+            throw .media("the device reopened at \(newDevice.format.sampleRate) Hz, the call runs at \(sampleRate) Hz")
         }
         engine?.stop()
         do { try engine?.switchDevice(to: newDevice) } catch { throw .media("\(error)") }
@@ -148,7 +163,7 @@ final class CallMedia: @unchecked Sendable {
     var cpuLoad: Double {
         let periods = processedPeriods.load(ordering: .relaxed)
         guard periods > 0 else { return 0 }
-        let audio = Double(periods) * device.format.periodDuration * 1e9
+        let audio = Double(periods) * periodNanoseconds
         return Double(busyNanoseconds.load(ordering: .relaxed)) / audio
     }
     var jitterBufferStatistics: JitterBufferStatistics { rtp.jitterMonitor.snapshot }

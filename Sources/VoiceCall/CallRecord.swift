@@ -62,6 +62,10 @@ struct CallRecord {
     var securityAnswer: (proto: String, attributes: [SessionDescription.Attribute], negotiated: NegotiatedMediaSecurity)?
     /// The encryption agreed (clear until media starts).
     var security: NegotiatedMediaSecurity = .clear
+    /// Our transfer of this call in progress: told its outcome once.
+    var transferOutcome: AsyncStream<Result<Void, CallError>>.Continuation?
+    /// For a call we placed because a peer referred us (REFER): the call whose peer hears how it goes.
+    var referredBy: String?
 
     init(call: Call, sip: SIPCall, ports: PortReservation?, offer: SessionDescription? = nil) {
         self.call = call

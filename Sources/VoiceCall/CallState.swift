@@ -35,6 +35,9 @@ public enum CallState: Sendable, Equatable, CustomStringConvertible {
 
     /// Whether the call is over.
     public var isEnded: Bool { if case .ended = self { true } else { false } }
+
+    /// Whether the call is on hold, for whatever reason.
+    public var isHeld: Bool { if case .held = self { true } else { false } }
 }
 
 /// Why a call is on hold.
@@ -69,6 +72,12 @@ public enum CallEndReason: Sendable, Equatable, CustomStringConvertible {
     /// Neither RTP nor RTCP came from the peer for ``CallConfiguration/mediaTimeout`` while the
     /// call was not on hold: the peer vanished without a BYE (we send one).
     case mediaTimeout
+    /// We transferred the call (``Call/transfer(to:)``): the peer reached the target, and we
+    /// hung up.
+    case transferred
+    /// A new call took this one's place: its INVITE named this call in `Replaces` (the
+    /// transferee of an attended transfer now talks to us; see ``CallController/Event/replaced(callID:by:)``).
+    case replaced
     /// Any other failure, with what happened.
     case failed(String)
 
@@ -84,6 +93,8 @@ public enum CallEndReason: Sendable, Equatable, CustomStringConvertible {
         case .noAnswer: "no answer"
         case let .deviceFailed(why): "audio device failed: \(why)"
         case .mediaTimeout: "no media from the peer"
+        case .transferred: "transferred"
+        case .replaced: "replaced by another call"
         case let .failed(why): "failed: \(why)"
         }
     }

@@ -20,12 +20,14 @@ extension ProtocolTests {
         }
         let register = await ask("REGISTER", branch: "z9hG4bKm1")
         #expect(register?.statusCode == 405)
-        #expect(register?.headers.tokens("Allow") == ["INVITE", "ACK", "CANCEL", "BYE", "OPTIONS"])
+        #expect(register?.headers.tokens("Allow") == ["INVITE", "ACK", "CANCEL", "BYE", "OPTIONS", "REFER", "NOTIFY"])
         #expect(await ask("FROBNICATE", branch: "z9hG4bKm2")?.statusCode == 501)
         let required = await ask("OPTIONS", extra: ["Require: 100rel"], branch: "z9hG4bKm3")
         #expect(required?.statusCode == 420)
         #expect(required?.headers["Unsupported"] == "100rel")
         #expect(await ask("BYE", branch: "z9hG4bKm4")?.statusCode == 481)  // BYE outside a dialog
+        #expect(await ask("REFER", extra: ["Refer-To: <sip:c@127.0.0.1>"], branch: "z9hG4bKm6")?.statusCode == 481)
+        #expect(await ask("NOTIFY", extra: ["Event: refer"], branch: "z9hG4bKm7")?.statusCode == 481)
         #expect(await ask("OPTIONS", branch: "z9hG4bKm5")?.statusCode == 200)
     }
 

@@ -77,6 +77,10 @@ enum PhoneCall {
                 status.note("interruption \(interruption.type)")
             case let .peerHold(_, held):
                 status.note(held ? "the peer put the call on hold" : "the peer took the call off hold")
+            case let .transferred(_, to):
+                status.note("the peer transferred the call: calling \(to.remoteURI) (voicecall phone follows it)")
+            case .replaced:
+                status.note("another call replaced this one")
             }
         }
     }

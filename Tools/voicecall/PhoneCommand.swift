@@ -12,11 +12,13 @@ struct PhoneCommand: AsyncParsableCommand {
         abstract: "A softphone agent: commands on standard input, one event per line on standard output.",
         discussion: """
             Commands: dial URI, answer [ID], hangup [ID], hold [ID], resume [ID], mute [ID], unmute [ID], \
-            reject [ID] [STATUS], dtmf KEYS [ID], calls, quit (or the end of standard input). ID is the number \
-            of a call as its events give it; without one, the latest call. Events: "ready sip:...", \
-            "incoming ID URI", "state ID STATE", "peer-hold ID on|off", "dtmf ID KEY", "ok COMMAND", \
-            "error COMMAND: WHY". Calls ring until answered (any caller that can reach --sip). One call \
-            has media at a time; another INVITE meanwhile gets 486.
+            reject [ID] [STATUS], dtmf KEYS [ID], transfer URI|ID [ID], calls, quit (or the end of standard \
+            input). ID is the number of a call as its events give it; without one, the latest call. transfer \
+            to a URI is blind, to a call's ID attended; its ok or error comes when the transfer is done. \
+            Events: "ready sip:...", "incoming ID URI", "state ID STATE", "peer-hold ID on|off", "dtmf ID KEY", \
+            "transferred ID NEWID URI" (a peer transferred call ID: NEWID is our call to its target), \
+            "replaced ID NEWID URI" (call NEWID took call ID's place), "ok COMMAND", "error COMMAND: WHY". Calls ring until answered (any caller that can reach --sip), up to 4 at \
+            once (then 486). One call has the audio: answering or resuming another holds it.
             """
     )
 
@@ -95,8 +97,32 @@ final class PhoneAgent: Sendable {
 
     func follow(_ events: AsyncStream<CallController.Event>) async {
         for await event in events {
-            if case let .peerHold(id, held) = event, let number = calls.withLock({ $0.first { $0.call.id == id }?.number }) {
-                emit("peer-hold \(number) \(held ? "on" : "off")")
+            switch event {
+            case let .peerHold(id, held):
+                if let number = number(of: id) { emit("peer-hold \(number) \(held ? "on" : "off")") }
+            case let .transferred(from, to):
+                emit("transferred \(number(of: from).map(String.init) ?? "?") \(track(to, announce: false)) \(to.remoteURI)")
+            case let .replaced(id, by):
+                emit("replaced \(number(of: id).map(String.init) ?? "?") \(track(by, announce: false)) \(by.remoteURI)")
+            default:
+                break
+            }
+        }
+    }
+
+    private func number(of id: String) -> Int? { calls.withLock { $0.first { $0.call.id == id }?.number } }
+
+    /// `transfer TARGET [ID]`: blind to a URI, attended to another call's number; reported when done.
+    private func transfer(_ words: [String]) throws {
+        guard words.count > 1 else { throw PhoneAgentError("transfer needs a SIP URI or a call's number") }
+        let call = try call(words.count > 2 ? words[2] : nil)
+        let other = Int(words[1]) != nil ? try self.call(words[1]) : nil
+        Task {
+            do {
+                if let other { try await call.transfer(to: other) } else { try await call.transfer(to: words[1]) }
+                emit("ok transfer")
+            } catch {
+                emit("error transfer: \(error)")
             }
         }
     }
@@ -141,10 +167,13 @@ final class PhoneAgent: Sendable {
             case "dtmf":
                 guard let argument else { throw PhoneAgentError("dtmf needs keys") }
                 try await call(words.count > 2 ? words[2] : nil).sendDTMF(argument)
+            case "transfer":
+                try transfer(words)
+                return true
             case "calls":
                 for (number, call) in calls.withLock({ $0 }) { emit("call \(number) \(call.direction) \(call.remoteURI) \(call.state)") }
             default:
-                throw PhoneAgentError("unknown command (dial, answer, hangup, hold, resume, mute, unmute, reject, dtmf, calls, quit)")
+                throw PhoneAgentError("unknown command (dial, answer, hangup, hold, resume, mute, unmute, reject, dtmf, transfer, calls, quit)")
             }
             emit("ok \(verb)")
         } catch {

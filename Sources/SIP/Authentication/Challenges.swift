@@ -87,11 +87,13 @@ extension CoreState {
             calls[callKey]!.sawProvisional = false  // a CANCEL waits for this INVITE's provisional
         case .reinvite(let callKey):
             calls[callKey]!.reinviteKey = newKey
+        case .refer(let callKey):
+            calls[callKey]!.referKey = newKey
         case .options:
             optionsWaiters[newKey] = optionsWaiters.removeValue(forKey: key)
         case .register:
             registration?.key = newKey
-        case .bye, .cancel, .none:
+        case .bye, .cancel, .notify, .none:
             break
         }
     }
@@ -128,7 +130,7 @@ extension CoreState {
             guard registration != nil else { return nil }
             registration!.sequence &+= 1
             return registration!.sequence
-        case .reinvite(let callKey), .bye(let callKey):
+        case .reinvite(let callKey), .bye(let callKey), .refer(let callKey), .notify(let callKey):
             guard var dialog = calls[callKey]?.dialog else { return nil }
             dialog.localSequence &+= 1
             calls[callKey]!.dialog = dialog

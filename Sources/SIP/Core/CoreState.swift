@@ -29,6 +29,9 @@ enum ClientOwner: Sendable {
     case bye(CallKey)
     /// Our re-INVITE in an established call.
     case reinvite(CallKey)
+    /// Our REFER, and our NOTIFYs on a REFER from the peer (RFC 3515).
+    case refer(CallKey)
+    case notify(CallKey)
     case options
     /// Our REGISTER (``CoreState/registration``).
     case register
@@ -174,6 +177,13 @@ struct CallRecord: Sendable {
     var retryScheduled = false
     var requestPendingCount = 0
 
+    // Transfers (RFC 3515), established.
+    /// Our REFER in progress, and whether it was accepted and NOTIFYs may come.
+    var referKey: ClientKey?
+    var referSubscribed = false
+    /// The peer's REFER we accepted and have not sent a final NOTIFY for.
+    var referralActive = false
+
     init(key: CallKey, direction: SIPCall.Direction, phase: SIPCallState, peer: SIPHop, localHost: String,
          events: AsyncStream<SIPCallEvent>.Continuation) {
         self.key = key
@@ -204,6 +214,8 @@ struct NewCallInfo: Sendable {
     let localHost: String
     let events: AsyncStream<SIPCallEvent>
     let stateBox: CallStateBox
+    /// Incoming: the Call-ID of our call its `Replaces` takes over.
+    var replacedCallID: String? = nil
 }
 
 /// What does not change for the life of a user agent.

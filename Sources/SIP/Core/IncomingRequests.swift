@@ -60,7 +60,7 @@ extension CoreState {
         case .cancel:
             handleCANCEL(request, key: key)
             return
-        case .invite, .bye, .options:
+        case .invite, .bye, .options, .refer, .notify:
             break
         default:
             // Method inspection first (section 8.2.1).
@@ -73,7 +73,8 @@ extension CoreState {
         }
 
         // Extensions the client requires (section 8.2.2.3): we support none.
-        let required = request.headers.tokens("Require").filter { $0.lowercased() != "timer" }  // RFC 4028: supported
+        // RFC 4028 and RFC 3891: supported.
+        let required = request.headers.tokens("Require").filter { !["timer", "replaces"].contains($0.lowercased()) }
         if !required.isEmpty {
             // A few of them: a response must not grow with what the request lists.
             let unsupported = required.prefix(8).map { String($0.prefix(64)) }.joined(separator: ",")
@@ -92,7 +93,7 @@ extension CoreState {
             var headers = capabilityHeaders
             headers.add("Contact", "<\(contactURI(localHost: env.advertisedHost(toward: source.address), transport: source.transport))>")
             respond(key, status: 200, extraHeaders: headers)
-        default:  // BYE outside a dialog
+        default:  // BYE, REFER or NOTIFY outside a dialog
             statistics.unknownDialogRequests += 1
             respond(key, status: 481)
         }
@@ -133,6 +134,10 @@ extension CoreState {
             end(callKey, .hungUp(byRemote: true))
         case .options:
             respond(key, status: 200, extraHeaders: capabilityHeaders)
+        case .refer:
+            handleREFER(request, key: key, callKey: callKey)
+        case .notify:
+            handleNOTIFY(request, key: key, callKey: callKey)
         default:  // INVITE
             handleReInvite(request, key: key, callKey: callKey)
         }
@@ -193,6 +198,14 @@ extension CoreState {
         }
         let caller = CallerID(callID: callID, fromTag: fromTag)
         if refusesNewInvite(request, key: key, caller: caller, sequence: cseq.sequence) { return }
+        let replaced: CallKey?
+        switch replacedCall(by: request) {
+        case .success(let key): replaced = key
+        case .failure:
+            // RFC 3891 section 3: no such dialog (or a value that names none) is 481.
+            respond(key, status: 481, reason: "Call/Transaction Does Not Exist")
+            return
+        }
         let contentType = request.headers.contentType
         let localTag = randomToken()
         guard let dialog = Dialog.uas(request: request, localTag: localTag) else {
@@ -217,9 +230,11 @@ extension CoreState {
         activeIncomingCalls += 1
 
         respond(key, makeResponse(to: request, status: 100))
-        pendingIncoming.append(NewCallInfo(key: callKey, direction: .incoming, callID: callID, remote: dialog.remote,
-                                           local: dialog.local, offer: offer, remoteAddress: source.address, transport: source.transport,
-                                           localHost: call.localHost, events: stream, stateBox: call.box))
+        var info = NewCallInfo(key: callKey, direction: .incoming, callID: callID, remote: dialog.remote,
+                               local: dialog.local, offer: offer, remoteAddress: source.address, transport: source.transport,
+                               localHost: call.localHost, events: stream, stateBox: call.box)
+        info.replacedCallID = replaced.flatMap { calls[$0]?.dialog?.id.callID }
+        pendingIncoming.append(info)
         logger.info("SIP: incoming call \(callID) from \(dialog.remote.uri) at \(source)")
     }
 

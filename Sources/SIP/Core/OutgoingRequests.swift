@@ -30,13 +30,15 @@ extension CoreState {
             inviteResponse(response, callKey: callKey, from: source)
         case .reinvite(let callKey):
             reinviteResponse(response, callKey: callKey, key: key)
+        case .refer(let callKey):
+            referResponse(response, callKey: callKey)
         case .options:
             if response.statusCode >= 200, let waiter = optionsWaiters.removeValue(forKey: key) {
                 waiter.resume(returning: .success(response))
             }
         case .register:
             registerResponse(response, key: key)
-        case .bye, .cancel, .none:
+        case .bye, .cancel, .notify, .none:
             if response.statusCode >= 300 {
                 logger.info("SIP: \(key.method) answered \(response.statusCode) \(response.reasonPhrase)")
             }
@@ -51,11 +53,13 @@ extension CoreState {
             end(callKey, call.cancelRequested ? .cancelled(byRemote: false) : .failed(status: 408, reason: "Request Timeout"))
         case .reinvite(let callKey):
             reinviteTimedOut(callKey: callKey, key: key)
+        case .refer(let callKey):
+            referTimedOut(callKey: callKey)
         case .options:
             optionsWaiters.removeValue(forKey: key)?.resume(returning: .failure(.timeout))
         case .register:
             registerFailed(.timeout, key: key)
-        case .bye, .cancel, .none:
+        case .bye, .cancel, .notify, .none:
             logger.info("SIP: \(key.method) got no response (timeout)")
         }
     }
@@ -215,7 +219,8 @@ extension CoreState {
     }
 
     /// A new outgoing call: builds and sends the INVITE (section 8.1.1).
-    mutating func invite(target: SIPURI, destination: SIPHop, alternates: [SIPHop] = [], offer: SIPBody?) -> Result<NewCallInfo, SIPError> {
+    mutating func invite(target: SIPURI, destination: SIPHop, alternates: [SIPHop] = [], offer: SIPBody?,
+                         replaces: SIPReplaces? = nil) -> Result<NewCallInfo, SIPError> {
         guard !closed else { return .failure(.closed) }
         guard clients.count < limits.maximumClientTransactions else { return .failure(.tooManyRequests) }
         let localHost = env.advertisedHost(toward: destination.address)
@@ -241,6 +246,7 @@ extension CoreState {
         addPreloadedRoute(to: &headers)
         for field in sessionTimerRequestHeaders(nil) { headers.add(field) }
         headers.add("Allow", allowHeaderValue)
+        if let replaces { headers.add("Replaces", replaces.description) }
         headers.add("User-Agent", configuration.userAgent)
         var body: [UInt8] = []
         if let offer {

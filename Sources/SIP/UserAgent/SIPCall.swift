@@ -55,6 +55,15 @@ public enum SIPCallEvent: Sendable, Hashable {
     /// Established: the peer declined our re-INVITE with this final status (488, 403, or 491
     /// Request Pending three times in a row); the session stays as it was (RFC 3261 section 14.1).
     case reinviteDeclined(status: Int, reason: String)
+    /// Established: the peer asks us to call someone (REFER, RFC 3515), accepted with 202 and a
+    /// first NOTIFY (100 Trying). Report the new call's progress with
+    /// ``SIPCall/notifyReferral(status:reason:)``, ending with its final status.
+    case referred(SIPReferral)
+    /// Established: a NOTIFY on our REFER (``SIPCall/refer(to:replacing:)``): the status of the
+    /// call the peer placed (100 Trying, 180 Ringing, 200 OK, 486...); `final` once it is the last.
+    case referProgress(status: Int, reason: String, final: Bool)
+    /// Our REFER was refused with this status (408 for no response): nothing was transferred.
+    case referDeclined(status: Int, reason: String)
     /// The call is over.
     case ended(SIPCallEndReason)
 }
@@ -157,6 +166,9 @@ public final class SIPCall: Sendable, CustomStringConvertible {
     public let localHost: String
     /// The call's events, in order; the stream finishes after ``SIPCallEvent/ended(_:)``.
     public let events: AsyncStream<SIPCallEvent>
+    /// Incoming: the Call-ID of our call this one replaces (its INVITE's `Replaces`, RFC 3891,
+    /// named an established call of ours: an attended transfer's target, or a call pickup).
+    public let replacedCallID: String?
 
     let key: CallKey
     let core: UserAgentCore
@@ -175,6 +187,7 @@ public final class SIPCall: Sendable, CustomStringConvertible {
         localHost = info.localHost
         events = info.events
         stateBox = info.stateBox
+        replacedCallID = info.replacedCallID
     }
 
     /// Where the call stands now (a snapshot; ``events`` tells each change).
@@ -239,6 +252,39 @@ public final class SIPCall: Sendable, CustomStringConvertible {
     /// - Throws: ``SIPError/invalidState(_:)`` unless the call is established or connecting.
     public func reinvite(offer: SIPBody) throws(SIPError) {
         try core.withState { $0.reinvite(key, offer: offer) }.get()
+    }
+
+    /// Established: asks the peer to call `target` (REFER, RFC 3515): a blind transfer, or with
+    /// `replacing` (``replaces`` of our call with the target) an attended one. The answer comes
+    /// as ``SIPCallEvent/referProgress(status:reason:final:)`` events, or
+    /// ``SIPCallEvent/referDeclined(status:reason:)``. The call itself goes on: end it with
+    /// ``bye()`` once the progress is final and good.
+    ///
+    /// - Throws: ``SIPError/invalidState(_:)`` unless the call is established,
+    ///   ``SIPError/tooManyRequests`` while an earlier REFER of this call is in progress.
+    public func refer(to target: SIPURI, replacing: SIPReplaces? = nil) throws(SIPError) {
+        var uri = target
+        uri.headers = nil
+        try core.withState { $0.refer(key, SIPReferral(target: uri, replaces: replacing)) }.get()
+    }
+
+    /// After ``SIPCallEvent/referred(_:)``: tells the peer how the call it asked for goes (a
+    /// NOTIFY with the status line): 180 Ringing, then 200 OK or the failure; a status of 200
+    /// or more is the last.
+    ///
+    /// - Throws: ``SIPError/invalidStatus(_:)`` outside 100 ... 699 or for a reason with a line
+    ///   break, ``SIPError/invalidState(_:)`` without a referral waiting for its outcome.
+    public func notifyReferral(status: Int, reason: String) throws(SIPError) {
+        try core.withState { $0.notifyReferral(key, status: status, reason: reason) }.get()
+    }
+
+    /// The `Replaces` value that names this call's dialog as the peer knows it: what an
+    /// attended transfer's REFER carries, for the transferee's INVITE to the peer. Nil before
+    /// the dialog exists.
+    public var replaces: SIPReplaces? {
+        core.withState { state in
+            state.calls[key]?.dialog.map { SIPReplaces(callID: $0.id.callID, toTag: $0.id.remoteTag, fromTag: $0.id.localTag) }
+        }
     }
 
     /// Our last session description in this call: the offer or answer we sent last, nil before

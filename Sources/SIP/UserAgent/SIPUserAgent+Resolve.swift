@@ -71,10 +71,13 @@ extension SIPUserAgent {
 
     /// Places a call to a target located with ``locate(_:)``: as ``invite(to:offer:)`` without
     /// a second lookup.
-    public func invite(_ target: SIPLocatedTarget, offer: SIPBody?) throws(SIPError) -> SIPCall {
+    ///
+    /// - Parameter replaces: the target's dialog this call takes over (`Replaces`, RFC 3891):
+    ///   what an attended transfer's ``SIPReferral/replaces`` says.
+    public func invite(_ target: SIPLocatedTarget, offer: SIPBody?, replaces: SIPReplaces? = nil) throws(SIPError) -> SIPCall {
         let info = try machinery.withState {
             $0.invite(target: target.uri, destination: target.servers[0], alternates: Array(target.servers.dropFirst()),
-                      offer: offer)
+                      offer: offer, replaces: replaces)
         }.get()
         return SIPCall(core: machinery, info: info)
     }
