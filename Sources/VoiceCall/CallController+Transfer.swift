@@ -1,8 +1,8 @@
 import Logging
 import SIP
 
-/// Call transfer (RFC 3515 REFER, RFC 3891 Replaces) in the three roles: the transferor (our
-/// ``Call/transfer(to:)``), the transferee (a peer's REFER: we call its target and report how it
+/// Call transfer (RFC 3515 REFER, RFC 3891 Replaces) in the three roles: the transferor (the
+/// app's `Call.transfer(to:)`), the transferee (a peer's REFER: we call its target and report how it
 /// goes) and the target of an attended transfer (an INVITE that replaces one of our calls).
 extension CallController {
     // MARK: Transferor

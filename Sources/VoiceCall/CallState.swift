@@ -72,7 +72,7 @@ public enum CallEndReason: Sendable, Equatable, CustomStringConvertible {
     /// Neither RTP nor RTCP came from the peer for ``CallConfiguration/mediaTimeout`` while the
     /// call was not on hold: the peer vanished without a BYE (we send one).
     case mediaTimeout
-    /// We transferred the call (``Call/transfer(to:)``): the peer reached the target, and we
+    /// We transferred the call (``Call/transfer(to:)-(String)``): the peer reached the target, and we
     /// hung up.
     case transferred
     /// A new call took this one's place: its INVITE named this call in `Replaces` (the

@@ -60,7 +60,7 @@ public struct SIPLocatedTarget: Sendable {
 
 extension SIPUserAgent {
     /// Locates `target` (DNS for a name, the outbound proxy when there is one) for
-    /// ``invite(_:offer:)``. Blocks for DNS, bounded by the resolver's timeout.
+    /// ``invite(_:offer:replaces:)``. Blocks for DNS, bounded by the resolver's timeout.
     ///
     /// - Throws: ``SIPError`` when the target cannot be reached from this socket.
     public func locate(_ target: SIPURI) throws(SIPError) -> SIPLocatedTarget {
@@ -72,6 +72,8 @@ extension SIPUserAgent {
     /// Places a call to a target located with ``locate(_:)``: as ``invite(to:offer:)`` without
     /// a second lookup.
     ///
+    /// - Parameter target: where to call, located once.
+    /// - Parameter offer: our session offer (nil: an INVITE without one, the answer's offer comes in the 2xx).
     /// - Parameter replaces: the target's dialog this call takes over (`Replaces`, RFC 3891):
     ///   what an attended transfer's ``SIPReferral/replaces`` says.
     public func invite(_ target: SIPLocatedTarget, offer: SIPBody?, replaces: SIPReplaces? = nil) throws(SIPError) -> SIPCall {
