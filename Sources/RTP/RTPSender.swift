@@ -195,6 +195,11 @@ public struct RTPAudioEncoder: ~Copyable {
         packetizer.skip(duration: timestampIncrement)
     }
 
+    /// Lets `frames` frames' time pass at once (the audio was stopped): as many ``skipFrame()``.
+    public mutating func skipFrames(_ frames: Int) {
+        packetizer.skip(duration: max(0, frames) &* timestampIncrement)
+    }
+
     /// Changes Opus's bitrate (for example after an answer's `maxaveragebitrate`).
     ///
     /// - Throws: ``CodecError/unsupported(_:)`` for G.711 and G.722, which have one rate.
@@ -294,6 +299,15 @@ public struct RTPSender: ~Copyable {
 
     /// Forgets a codec frame that ``send(period:now:)`` had begun (the audio stopped and starts again).
     public mutating func discardPartialFrame() { frameFill = 0 }
+
+    /// The audio was stopped for `nanoseconds` (a hold): the timestamp moves on by the frames
+    /// that time held, and the next packet carries the marker (RFC 3550 section 5.1), so the
+    /// peer's jitter buffer places what follows after the gap rather than right after the
+    /// last packet.
+    public mutating func skip(nanoseconds: UInt64) {
+        let frameNanoseconds = UInt64(encoder.configuration.frameMilliseconds) * 1_000_000
+        encoder.skipFrames(Int(min(nanoseconds / frameNanoseconds, UInt64(Int32.max))))
+    }
 
     /// Encodes and sends one codec frame; `now` is the monotonic time in nanoseconds.
     public mutating func send(_ pcm: UnsafeBufferPointer<Int16>, now: UInt64) -> RTPSendOutcome {

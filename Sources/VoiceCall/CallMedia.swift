@@ -101,11 +101,20 @@ final class CallMedia: @unchecked Sendable {
 
     /// Stops capture and playout; the network side stays up (a held call).
     func pauseAudio() {
+        notePause()
         engine?.stop()
+    }
+
+    /// When the audio last stopped (monotonic nanoseconds), for the RTP clock to move on by the gap.
+    private var pausedAt: UInt64?
+
+    private func notePause() {
+        if engine?.isRunning == true, pausedAt == nil { pausedAt = MonotonicClock.nanoseconds() }
     }
 
     /// Stops capture and playout and closes the device, for another call to have the audio.
     func releaseDevice() {
+        notePause()
         engine?.stop()
         engine = nil
         device = nil
@@ -127,6 +136,10 @@ final class CallMedia: @unchecked Sendable {
         }
         guard let engine, !engine.isRunning else { return }
         sender.discardPartialFrame()
+        if let pausedAt {
+            sender.skip(nanoseconds: MonotonicClock.nanoseconds() &- pausedAt)
+            self.pausedAt = nil
+        }
         do { try engine.start() } catch { throw .media("\(error)") }
     }
 

@@ -190,6 +190,26 @@ struct SendPathTests {
         #expect(headers[5].marker && !headers[4].marker && !headers[6].marker)
     }
 
+    @Test("Audio stopped for a while (our hold): the next packet's timestamp has moved on by the gap, with the marker")
+    func stoppedAudioMovesTheClockOn() throws {
+        let sink = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))
+        var sender = try Self.sender(to: sink, state: RTPSessionState())
+        let tone = Tone.sine(frequency: 440, sampleRate: 16000, seconds: 0.1, amplitude: 0.2).map { Int16($0 * 32767) }
+        tone.withUnsafeBufferPointer { pcm in _ = sender.send(UnsafeBufferPointer(rebasing: pcm[0..<320]), now: 0) }
+        sender.skip(nanoseconds: 3_010_000_000)  // 3.01 s: 150 whole frames
+        tone.withUnsafeBufferPointer { pcm in _ = sender.send(UnsafeBufferPointer(rebasing: pcm[320..<640]), now: 3_030_000_000) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 16)
+        defer { buffer.deallocate() }
+        var headers: [RTPHeader] = []
+        while case let .datagram(length, _, _) = sink.receiveNow(into: buffer) {
+            headers.append(try RTPPacket.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<length])).header)
+        }
+        #expect(headers.count == 2)
+        #expect(headers.last?.timestamp == headers.first.map { $0.timestamp &+ 151 * 960 })
+        #expect(headers.last?.sequenceNumber == headers.first.map { $0.sequenceNumber &+ 1 })
+        #expect(headers.last?.marker == true)
+    }
+
     @Test("After retarget the sender's next packet goes to the new address, with no gap in sequence")
     func retargetMovesTheSendPath() throws {
         let first = try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0))

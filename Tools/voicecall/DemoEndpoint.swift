@@ -46,9 +46,10 @@ final class DemoEndpoint: Sendable {
     var device: SimulatedRoomDevice? { devices.last }
 }
 
-/// The rooms made for an endpoint's calls (the device factory runs on the controller's task).
+/// The room an endpoint's calls made last (the device factory runs on the controller's task);
+/// earlier ones are let go, since a call opens a new device each time it takes the audio back.
 final class DeviceList: Sendable {
-    private let devices = Mutex<[SimulatedRoomDevice]>([])
-    func append(_ device: SimulatedRoomDevice) { devices.withLock { $0.append(device) } }
-    var last: SimulatedRoomDevice? { devices.withLock { $0.last } }
+    private let newest = Mutex<SimulatedRoomDevice?>(nil)
+    func append(_ device: SimulatedRoomDevice) { newest.withLock { $0 = device } }
+    var last: SimulatedRoomDevice? { newest.withLock { $0 } }
 }

@@ -76,8 +76,10 @@ final class PhoneAgent: Sendable {
     /// Prints one event line (control characters a peer controls escaped).
     func emit(_ line: String) {
         output.withLock { _ in
-            print(printable(line))
-            fflush(nil)
+            // Written through, with no stdio buffer to flush: fflush(nil) takes every stream's
+            // lock, stdin's too, which the reading thread holds while it waits for a line, so
+            // events stalled until the next command came.
+            FileHandle.standardOutput.write(Data((printable(line) + "\n").utf8))
         }
     }
 

@@ -122,8 +122,9 @@ final class PhoneEndpoint: Sendable {
     /// room, or a speakerphone's room with its echo), what is played is recorded for the output.
     private static func fileDevice(input: String?, room: PhoneOptions.FileRoom, seconds: Double?,
                                    into devices: DeviceList) -> CallConfiguration.Audio {
-        // The output keeps the call's first hour at most (memory grows with it).
-        let recordSeconds = min((seconds ?? 3600) + 30, 3600)
+        // The output keeps the device's first 10 minutes without --seconds, its first hour at
+        // most (the buffer is made when the call takes the audio, and memory grows with it).
+        let recordSeconds = min((seconds ?? 600) + 30, 3600)
         return .device { format in
             let speech = try input.map { try SpeechFiles.load($0, sampleRate: format.sampleRate) } ?? []
             let echo = room == .speakerphone ? SpeakerphoneRoom.echoPath(sampleRate: format.sampleRate)

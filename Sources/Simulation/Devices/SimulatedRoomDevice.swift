@@ -107,9 +107,17 @@ public final class SimulatedRoomDevice: DuplexDevice, @unchecked Sendable {
         _ = near.initialize(from: configuration.nearSpeech.isEmpty ? [0] : configuration.nearSpeech)
         noise = SeededRandom(seed: configuration.seed)
         let capacity = Int(configuration.recordSeconds * Double(configuration.sampleRate))
-        played = .allocate(capacity: capacity); played.initialize(repeating: 0)
-        captured = .allocate(capacity: capacity); captured.initialize(repeating: 0)
-        echoRecord = .allocate(capacity: capacity); echoRecord.initialize(repeating: 0)
+        played = Self.zeroed(capacity)
+        captured = Self.zeroed(capacity)
+        echoRecord = Self.zeroed(capacity)
+    }
+
+    /// A zeroed buffer: `memset`, not an element loop, which took 8 to 12 s in a debug build for
+    /// the 10 minutes `voicecall phone` records (and held the call controller meanwhile).
+    private static func zeroed(_ count: Int) -> UnsafeMutableBufferPointer<Float> {
+        let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: max(1, count))
+        memset(buffer.baseAddress!, 0, buffer.count * MemoryLayout<Float>.stride)
+        return buffer
     }
 
     deinit {
