@@ -94,7 +94,7 @@ struct RealTimeLoopbackTests {
         // through the `pulse` plugin on pipewire-pulse.
         // A click is matched to an onset within half a spacing: a click the server lost (a CI run
         // under load heard one a whole second late, i.e. the next one) is counted, not mismatched.
-        var measured: [(delay: Int, device: Int, jitter: Int)] = []
+        var measured: [(delay: Int, device: Int, jitter: Int, smoothed: Int)] = []
         var lost = 0
         for p in played {
             guard let c = heard.first(where: { $0 > p && $0 < p + Self.rate / 2 }) else { lost += 1; continue }
@@ -102,7 +102,7 @@ struct RealTimeLoopbackTests {
             let raw = (max(0, k - 12)..<min(periods, k + 13)).map {
                 Self.period + t[$0].playbackDelayFrames + t[$0].captureDelayFrames
             }.sorted()
-            measured.append((c - p, raw[raw.count / 2], t[min(periods, k)].roundTripJitterFrames))
+            measured.append((c - p, raw[raw.count / 2], t[min(periods, k)].roundTripJitterFrames, t[min(periods, k)].roundTripFrames))
         }
         #expect(measured.count >= 7)
         #expect(lost <= 1, "\(lost) of \(played.count) clicks never came back")
@@ -116,17 +116,19 @@ struct RealTimeLoopbackTests {
             #expect(abs(m.delay - m.device) <= 5 * ms + 2 * m.jitter,
                     "click came back after \(m.delay) frames; the device reported \(m.device), jitter \(m.jitter)")
         }
-        // The smoothed report (what the echo canceller is given) matches the most common click
-        // delay, within the jitter the device admits.
+        // The smoothed report (what the echo canceller is given), read as each click was played,
+        // matches the click's delay within the jitter the device admits. The stream may move once
+        // or twice (PipeWire changes its quantum as other streams come and go: 3904 to 3392 frames
+        // in one CI run), and the report may hold the old value for the first click after a move.
         let delays = measured.map(\.delay)
-        let usual = delays.max { a, b in delays.count { $0 == a } < delays.count { $0 == b } } ?? 0
-        #expect(delays.count { $0 == usual } * 2 > delays.count, "no steady click delay in \(delays)")
+        #expect(zip(delays, delays.dropFirst()).count { $0 != $1 } <= 2, "the click delay kept moving: \(delays)")
         let reports = (50..<periods).map { t[$0].roundTripFrames }.sorted()
         let reported = reports[reports.count / 2]
         let jitters = (50..<periods).map { t[$0].roundTripJitterFrames }.sorted()
         let jitter = jitters[jitters.count / 2]
-        if reportsFollowClicks {
-            #expect(abs(usual - reported) <= 3 * ms + 2 * jitter, "steady click delay \(usual) vs reported \(reported) frames, jitter \(jitter)")
+        for (i, m) in measured.enumerated() where reportsFollowClicks && (i == 0 || measured[i - 1].delay == m.delay) {
+            #expect(abs(m.delay - m.smoothed) <= 3 * ms + 2 * jitter,
+                    "a click came back after \(m.delay) frames; the smoothed report was \(m.smoothed), jitter \(jitter)")
         }
         // Held while the readings only wander: the report moves only on a real step.
         let moves = (51..<periods).count { t[$0].roundTripFrames != t[$0 - 1].roundTripFrames }
