@@ -121,7 +121,10 @@ struct RealTimeLoopbackTests {
         // or twice (PipeWire changes its quantum as other streams come and go: 3904 to 3392 frames
         // in one CI run), and the report may hold the old value for the first click after a move.
         let delays = measured.map(\.delay)
-        #expect(zip(delays, delays.dropFirst()).count { $0 != $1 } <= 2, "the click delay kept moving: \(delays)")
+        // (Through the `pulse` plugin on pipewire-pulse the stream's latency climbs in steps for
+        // seconds: 4416 to 5952 frames in one run; its reports are not held to the clicks either.)
+        #expect(!reportsFollowClicks || zip(delays, delays.dropFirst()).count { $0 != $1 } <= 2,
+                "the click delay kept moving: \(delays)")
         let reports = (50..<periods).map { t[$0].roundTripFrames }.sorted()
         let reported = reports[reports.count / 2]
         let jitters = (50..<periods).map { t[$0].roundTripJitterFrames }.sorted()
