@@ -52,8 +52,9 @@ extension CoreState {
     /// refused and changes nothing.
     mutating func handleNOTIFY(_ request: SIPRequest, key: ServerKey, callKey: CallKey) {
         guard let call = calls[callKey] else { return }
-        let event = request.headers["Event"].map { String($0.split(separator: ";").first ?? "").asciiLowercased }
-        guard event?.trimmingSpaces == "refer" else {
+        // `refer`, perhaps with an `;id=` parameter.
+        let event = request.headers["Event"].map { String(($0.split(separator: ";").first ?? "").trimmed).asciiLowercased }
+        guard event == "refer" else {
             respond(key, status: 489, reason: "Bad Event")
             return
         }
@@ -148,8 +149,4 @@ extension CoreState {
 private extension Array {
     /// The only element, if there is exactly one.
     var only: Element? { count == 1 ? first : nil }
-}
-
-private extension String {
-    var trimmingSpaces: String { String(Substring(self).trimmed) }
 }
