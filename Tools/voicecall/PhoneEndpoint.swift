@@ -35,7 +35,7 @@ final class PhoneEndpoint: Sendable {
     private let simulated: SimulatedAudioHardware?
     /// A proximity sensor the keys drive (no IIO sensor was asked for); nil otherwise.
     private let simulatedSensor: SimulatedProximitySensor?
-    private let devices = DeviceList()
+    private let timeline = PhoneTimeline()
     private let output: String?
     private let speakerOverride = Mutex(false)
 
@@ -66,7 +66,7 @@ final class PhoneEndpoint: Sendable {
             let phone = SimulatedAudioHardware(devices: options.route == .headset ? [.builtIn(), .wiredHeadset()] : [.builtIn()],
                                                proximity: .unknown)
             (hardware, simulated, simulatedSensor) = (phone, phone, nil)
-            configuration.audio = Self.fileDevice(input: options.input, room: options.room, seconds: options.seconds, into: devices)
+            configuration.audio = Self.fileDevice(input: options.input, room: options.room, seconds: options.seconds, on: timeline)
         }
         let system = AudioSystem(hardware: hardware)
         session = system.makeSession(name: "voicecall")
@@ -119,22 +119,25 @@ final class PhoneEndpoint: Sendable {
     }
 
     /// A paced device over WAV files: the input is the talker at the microphone (in an anechoic
-    /// room, or a speakerphone's room with its echo), what is played is recorded for the output.
+    /// room, or a speakerphone's room with its echo), what is played is recorded for the output;
+    /// a device opened later goes on where the talker is by then.
     private static func fileDevice(input: String?, room: PhoneOptions.FileRoom, seconds: Double?,
-                                   into devices: DeviceList) -> CallConfiguration.Audio {
+                                   on timeline: PhoneTimeline) -> CallConfiguration.Audio {
         // The output keeps the device's first 10 minutes without --seconds, its first hour at
         // most (the buffer is made when the call takes the audio, and memory grows with it).
         let recordSeconds = min((seconds ?? 600) + 30, 3600)
         return .device { format in
-            let speech = try input.map { try SpeechFiles.load($0, sampleRate: format.sampleRate) } ?? []
+            let start = timeline.now()
+            let skipped = Int(Double(format.sampleRate) * PhoneTimeline.seconds(start))
+            let speech = try input.map { try SpeechFiles.load($0, sampleRate: format.sampleRate).dropFirst(skipped) } ?? []
             let echo = room == .speakerphone ? SpeakerphoneRoom.echoPath(sampleRate: format.sampleRate)
                 : EchoPathConfiguration(sampleRate: format.sampleRate, impulseResponse: [0])
             // 20 ms periods, the codec's frame, as a sound card asked for them would give.
             let device = try SimulatedRoomDevice(.init(
                 sampleRate: format.sampleRate, periodFrames: format.sampleRate / 50, prefillPeriods: 2, echoPath: echo,
-                nearSpeech: speech, loopNearSpeech: false, noiseRMS: room == .none ? 0 : 0.0005, paced: true,
+                nearSpeech: Array(speech), loopNearSpeech: false, noiseRMS: room == .none ? 0 : 0.0005, paced: true,
                 recordSeconds: recordSeconds), name: "WAV files")
-            devices.append(device)
+            timeline.add(device, openedAt: start)
             return device
         }
     }
@@ -188,8 +191,8 @@ final class PhoneEndpoint: Sendable {
 
     /// Writes what was played (the peer's voice) to the output file, if one was asked for.
     func writeOutput() throws -> String? {
-        guard let output, let device = devices.last else { return nil }
-        try WAV.write(WAVAudio(sampleRate: device.format.sampleRate, samples: device.recording.played), to: output)
+        guard let output, let played = timeline.played() else { return nil }
+        try WAV.write(played, to: output)
         return output
     }
 }
