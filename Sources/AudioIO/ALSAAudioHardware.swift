@@ -5,14 +5,14 @@ public import Logging
 import Synchronization
 
 /// The session's `AudioSession/AudioHardware` on ALSA: ports from a ``RouteMap``,
-/// jack plug events from ALSA control devices, proximity from a ``ProximitySensor``,
-/// and route changes applied by moving a running ``AudioIOEngine`` to the route's PCMs
-/// without ending its stream.
+/// jack plug events from ALSA control devices, proximity from a ``ProximitySensor``, volume
+/// and gain from the route's mixer elements, and route changes applied by moving a running
+/// ``AudioIOEngine`` to the route's PCMs without ending its stream.
 ///
 /// Thread safety: safe from any thread. Events reach the session's system on the jack
-/// poller's thread or the proximity sensor's thread.
+/// poller's, the mixer watcher's or the proximity sensor's thread.
 public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unchecked Sendable {
-    // @unchecked: all mutable state is in `state` (a mutex); `jackPoller` is set once in init.
+    // @unchecked: all mutable state is in `state` (a mutex); the watchers are set once in init.
     private struct State {
         var handler: (@Sendable (AudioHardwareEvent) -> Void)?
         /// Ports present now, by UID.
@@ -25,6 +25,10 @@ public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unche
         var lastSwitchGapSeconds: Double?
         /// The device last opened for an engine, while something still holds it.
         var opened: OpenedDevice?
+        /// The volume controls of the route last applied (before one is: the first ports').
+        var outputControl: MixerControl?
+        var inputControl: MixerControl?
+        var outputVolume: Float = 1
     }
 
     /// A device this hardware opened and the PCMs it has open, held weakly: while its owner
@@ -43,6 +47,7 @@ public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unche
     private let logger: Logger
     private let state = Mutex(State())
     private let jackPoller: JackPoller?
+    private let mixerWatcher: MixerWatcher
 
     /// Discovers the ports present now and starts watching jacks and proximity.
     public init(routeMap: RouteMap = .laptop, proximitySensor: (any ProximitySensor)? = nil,
@@ -54,15 +59,25 @@ public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unche
         for entry in routeMap.ports where Self.isPresent(entry, routeMap) { present.insert(entry.uid) }
         var order: [String] = []
         for entry in routeMap.ports where present.contains(entry.uid) && !order.contains(entry.device) { order.append(entry.device) }
-        state.withLock { $0.present = present; $0.order = order }
+        let output = routeMap.ports.first { present.contains($0.uid) && $0.playback != nil }?.volumeControl
+        let input = routeMap.ports.first { present.contains($0.uid) && $0.capture != nil }?.volumeControl
+        let volume = output?.read() ?? 1
+        state.withLock {
+            $0.present = present
+            $0.order = order
+            ($0.outputControl, $0.inputControl, $0.outputVolume) = (output, input, volume)
+        }
+        mixerWatcher = MixerWatcher(controls: routeMap.ports.compactMap(\.volumeControl), logger: logger)
         let jacks = routeMap.ports.filter { $0.jack != nil }
         jackPoller = jacks.isEmpty ? nil : JackPoller(entries: jacks, logger: logger)
         jackPoller?.start { [weak self] jack, control, plugged in self?.jackChanged(jack, control: control, plugged: plugged) }
+        mixerWatcher.start { [weak self] mixer in self?.mixerChanged(mixer) }
         proximitySensor?.setHandler { [weak self] value in self?.emit(.proximityChanged(value)) }
     }
 
     deinit {
         jackPoller?.stop()
+        mixerWatcher.stop()
         proximitySensor?.setHandler(nil)
     }
 
@@ -80,6 +95,7 @@ public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unche
     }
 
     public func apply(route: AudioSessionRouteDescription) {
+        followVolume(of: route)
         let (capture, playback) = sources(of: route)
         let (changed, engine) = state.withLock { s -> (Bool, AudioIOEngine?) in
             let changed = s.playback != playback || s.capture != capture
@@ -130,6 +146,45 @@ public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unche
     private func sources(of route: AudioSessionRouteDescription) -> (capture: PCMSource?, playback: PCMSource?) {
         (route.inputs.first.flatMap { routeMap.entry(uid: $0.uid)?.capture }.map(routeMap.source),
          route.outputs.first.flatMap { routeMap.entry(uid: $0.uid)?.playback }.map(routeMap.source))
+    }
+
+    // MARK: Volume and gain
+
+    public var outputVolume: Float { state.withLock { $0.outputVolume } }
+
+    public var inputGain: Float { state.withLock { $0.inputControl }?.read() ?? 1 }
+
+    public var isInputGainSettable: Bool { state.withLock { $0.inputControl }?.read() != nil }
+
+    public func setInputGain(_ gain: Float) {
+        guard let control = state.withLock({ $0.inputControl }) else { return }
+        do { try control.write(gain) } catch { logger.warning("cannot set the input gain on \(control): \(error)") }
+    }
+
+    /// The volume follows the route's output (an empty route, no session active, keeps the last).
+    private func followVolume(of route: AudioSessionRouteDescription) {
+        let output = route.outputs.first.map { routeMap.entry(uid: $0.uid)?.volumeControl }
+        let input = route.inputs.first.map { routeMap.entry(uid: $0.uid)?.volumeControl }
+        state.withLock { s in
+            if let output { s.outputControl = output }
+            if let input { s.inputControl = input }
+        }
+        readVolume()
+    }
+
+    private func mixerChanged(_ mixer: String) {
+        if state.withLock({ $0.outputControl?.mixer == mixer }) { readVolume() }
+    }
+
+    /// Reads the output's volume and reports it if it changed.
+    private func readVolume() {
+        guard let control = state.withLock({ $0.outputControl }), let volume = control.read() else { return }
+        let changed = state.withLock { s in
+            guard s.outputControl == control, s.outputVolume != volume else { return false }
+            s.outputVolume = volume
+            return true
+        }
+        if changed { emit(.outputVolumeChanged(volume)) }
     }
 
     // MARK: Engine
@@ -195,19 +250,26 @@ public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unche
                            outputs: entries.filter { $0.playback != nil }.map(port))
     }
 
-    private func jackChanged(_ jack: String, control: String, plugged: Bool) {
+    /// A jack of the map switched (on the jack poller's thread). A device with two jacks (a
+    /// headset's headphone and microphone jacks) is one device: the second jack changes it, it
+    /// neither leaves nor comes back.
+    func jackChanged(_ jack: String, control: String, plugged: Bool) {
         let affected = routeMap.ports.filter { $0.jack == jack && $0.control == control }
         guard let id = affected.first?.device else { return }
         let (before, after) = state.withLock { s -> (AudioDevice?, AudioDevice?) in
             let before = device(id: id, present: s.present)
             for e in affected { if plugged { s.present.insert(e.uid) } else { s.present.remove(e.uid) } }
-            s.order.removeAll { $0 == id }
-            if routeMap.ports.contains(where: { $0.device == id && s.present.contains($0.uid) }) { s.order.append(id) }
-            return (before, device(id: id, present: s.present))
+            let after = device(id: id, present: s.present)
+            if after == nil { s.order.removeAll { $0 == id } } else if before == nil { s.order.append(id) }
+            return (before, after)
         }
         guard before != after else { return }
-        if before != nil { emit(.deviceDisconnected(deviceID: id)) }
-        if let after { emit(.deviceConnected(after)) }
+        switch (before, after) {
+        case let (nil, device?): emit(.deviceConnected(device))
+        case (_?, nil): emit(.deviceDisconnected(deviceID: id))
+        case let (_?, device?): emit(.deviceChanged(device))
+        case (nil, nil): break
+        }
     }
 
     private func emit(_ event: AudioHardwareEvent) {

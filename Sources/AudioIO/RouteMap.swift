@@ -1,3 +1,4 @@
+public import ALSA
 public import AudioSession
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -24,6 +25,9 @@ import Foundation
 /// - Ports with the same `device` form one device (a headset's headphones and mic plug in together).
 /// - A port with a `jack` is present while that switch of control device `control` is on;
 ///   a port with `"probe": true` is present when its PCM opens; any other port is always present.
+/// - `volume` names the simple mixer element behind an output's volume or an input's gain
+///   ("Master", "Capture"), on control device `mixer` (default: `control`, else `default`; the
+///   `pulse` and `pipewire` control plugins give the sound server's default sink and source).
 ///
 /// Thread safety: a value type; safe to use from any thread.
 public struct RouteMap: Sendable, Equatable, Codable {
@@ -37,9 +41,14 @@ public struct RouteMap: Sendable, Equatable, Codable {
         public var control: String?
         public var jack: String?
         public var probe: Bool?
+        /// The simple mixer element of the port's volume ("Master", "Capture", "Headphone").
+        public var volume: String?
+        /// The control device of `volume` (default: `control`, else ALSA's `default`).
+        public var mixer: String?
 
         public init(device: String, port: AudioSession.Port, name: String? = nil, playback: String? = nil,
-                    capture: String? = nil, control: String? = nil, jack: String? = nil, probe: Bool? = nil) {
+                    capture: String? = nil, control: String? = nil, jack: String? = nil, probe: Bool? = nil,
+                    volume: String? = nil, mixer: String? = nil) {
             self.device = device
             self.port = port.rawValue
             self.name = name
@@ -48,12 +57,18 @@ public struct RouteMap: Sendable, Equatable, Codable {
             self.control = control
             self.jack = jack
             self.probe = probe
+            self.volume = volume
+            self.mixer = mixer
         }
 
         /// The port type.
         public var portType: AudioSession.Port { AudioSession.Port(rawValue: port) }
         /// The port's UID as the session sees it.
         public var uid: String { "\(device):\(port)" }
+        /// The mixer control of the port's volume (an output's) or gain (an input's), if it has one.
+        public var volumeControl: MixerControl? {
+            volume.map { MixerControl(mixer: mixer ?? control ?? "default", element: $0, direction: playback != nil ? .playback : .capture) }
+        }
     }
 
     /// PCMs defined inline: name -> body of `pcm.NAME { ... }`.
@@ -76,12 +91,15 @@ public struct RouteMap: Sendable, Equatable, Codable {
 
     /// A typical laptop: speaker and built-in mic on ALSA's `default` PCM, a headset jack on
     /// card 0 (HDA's "Headphone Jack" / "Headset Mic Jack"), and a Bluetooth headset through
-    /// BlueALSA when its PCM opens. No receiver: laptops have none.
+    /// BlueALSA when its PCM opens. No receiver: laptops have none. Volume and gain are the
+    /// `default` control device's "Master" and "Capture" (the sound server's, through its plugin).
     public static let laptop = RouteMap(ports: [
-        Entry(device: "builtIn", port: .builtInSpeaker, name: "Speaker", playback: "default"),
-        Entry(device: "builtIn", port: .builtInMic, name: "Built-In Microphone", capture: "default"),
-        Entry(device: "headset", port: .headphones, name: "Headphones", playback: "default", control: "hw:0", jack: "Headphone Jack"),
-        Entry(device: "headset", port: .headsetMic, name: "Headset Microphone", capture: "default", control: "hw:0", jack: "Headset Mic Jack"),
+        Entry(device: "builtIn", port: .builtInSpeaker, name: "Speaker", playback: "default", volume: "Master", mixer: "default"),
+        Entry(device: "builtIn", port: .builtInMic, name: "Built-In Microphone", capture: "default", volume: "Capture", mixer: "default"),
+        Entry(device: "headset", port: .headphones, name: "Headphones", playback: "default", control: "hw:0", jack: "Headphone Jack",
+              volume: "Master", mixer: "default"),
+        Entry(device: "headset", port: .headsetMic, name: "Headset Microphone", capture: "default", control: "hw:0", jack: "Headset Mic Jack",
+              volume: "Capture", mixer: "default"),
         Entry(device: "bluetooth", port: .bluetoothHFP, name: "Bluetooth Headset", playback: "bluealsa:PROFILE=sco",
               capture: "bluealsa:PROFILE=sco", probe: true),
         Entry(device: "bluetooth", port: .bluetoothA2DP, name: "Bluetooth Headset", playback: "bluealsa:PROFILE=a2dp", probe: true),
@@ -138,6 +156,10 @@ public struct RouteMap: Sendable, Equatable, Codable {
             if outputs.contains(entry.portType), entry.capture != nil {
                 throw RouteMapError(key: "\(key).capture", message: "'\(entry.port)' is an output port")
             }
+            if entry.volume?.isEmpty == true { throw RouteMapError(key: "\(key).volume", message: "empty") }
+            if entry.mixer != nil, entry.volume == nil {
+                throw RouteMapError(key: "\(key).volume", message: "a mixer needs the element of the port's volume (e.g. \"Master\")")
+            }
             if entry.jack != nil, entry.control == nil {
                 throw RouteMapError(key: "\(key).control", message: "a jack needs the control device it belongs to (e.g. \"hw:0\")")
             }
@@ -155,6 +177,17 @@ public struct RouteMap: Sendable, Equatable, Codable {
 
     /// The entry for a port UID of a route.
     public func entry(uid: String) -> Entry? { ports.first { $0.uid == uid } }
+}
+
+/// A mixer element behind a port's volume: control device, simple element, direction.
+///
+/// Thread safety: a value type; safe to use from any thread.
+public struct MixerControl: Sendable, Hashable, CustomStringConvertible {
+    public var mixer: String
+    public var element: String
+    public var direction: MixerDirection
+
+    public var description: String { "'\(element)' (\(direction)) on '\(mixer)'" }
 }
 
 /// A route map that is not valid, with the key that makes it so.

@@ -7,6 +7,10 @@ public enum AudioHardwareEvent: Hashable, Sendable {
     case deviceConnected(AudioDevice)
     /// A device was disconnected. Route change reason ``AudioSession/RouteChangeReason/oldDeviceUnavailable``.
     case deviceDisconnected(deviceID: String)
+    /// A connected device's ports changed and it stays connected (the second jack of a
+    /// two-jack headset switched): it keeps its place in connection order. Route change reason
+    /// ``AudioSession/RouteChangeReason/routeConfigurationChange``, if the route changed.
+    case deviceChanged(AudioDevice)
     /// The proximity sensor's reading changed.
     case proximityChanged(AudioSession.Proximity)
     /// The built-in microphone was muted (`true`) or unmuted by hardware (a cover was closed or opened).

@@ -16,10 +16,12 @@ extension AudioSession {
     /// Thread safety: safe from any thread.
     public var availableInputs: [AudioSessionPortDescription] { read { $0.availableInputs(for: $1) } }
 
-    /// Whether any input is available to the session.
+    /// Whether the hardware has an input (a microphone) now, whatever this session's category,
+    /// as on iOS, where apps check it before switching to a recording category
+    /// (``availableInputs`` stays scoped to the category).
     ///
     /// Thread safety: safe from any thread.
-    public var isInputAvailable: Bool { !availableInputs.isEmpty }
+    public var isInputAvailable: Bool { read { state, _ in state.isInputAvailable } }
 
     /// The preferred input, if set and still available.
     ///

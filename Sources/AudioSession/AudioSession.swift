@@ -53,7 +53,8 @@ public final class AudioSession: Sendable {
         /// An app.
         case normal = 0
         /// The system phone: interrupts every other session, and no other session that records
-        /// or does not mix may activate while it is active (``AudioSessionError/insufficientPriority(heldBy:)``).
+        /// may activate while it is active (``AudioSessionError/insufficientPriority(heldBy:)``);
+        /// one that only plays may, mixable or not, and does not interrupt it.
         case phoneCall = 100
 
         /// Orders by weight.

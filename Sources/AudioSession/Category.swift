@@ -69,16 +69,23 @@ extension AudioSession {
         /// The category options this category accepts (`Docs/session.md`, "Categories, modes and options").
         ///
         /// Passing any other option to ``AudioSession/setCategory(_:mode:options:)`` throws
-        /// ``AudioSessionError/categoryOptionNotAccepted(option:category:)``.
+        /// ``AudioSessionError/categoryOptionNotAccepted(option:category:)``. Options a category
+        /// has anyway are accepted when asked for (Apple's header: ambient "Mixes with other
+        /// music"; A2DP "is always implicitly true and cannot be changed" in the output-only
+        /// categories), as iOS code commonly asks for them.
         ///
         /// Thread safety: safe from any thread.
         public var acceptedOptions: CategoryOptions {
             switch self {
             case .ambient:
-                [.duckOthers]
-            case .soloAmbient, .audioProcessing:
+                [.mixWithOthers, .duckOthers, .allowBluetoothA2DP]
+            case .soloAmbient:
+                [.allowBluetoothA2DP]
+            case .audioProcessing:
                 []
-            case .playback, .multiRoute:
+            case .playback:
+                [.mixWithOthers, .duckOthers, .allowBluetoothA2DP, .interruptSpokenAudioAndMixWithOthers]
+            case .multiRoute:
                 [.mixWithOthers, .duckOthers, .interruptSpokenAudioAndMixWithOthers]
             case .record:
                 [.allowBluetooth]

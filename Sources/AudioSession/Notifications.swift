@@ -178,8 +178,8 @@ public enum AudioSessionNotification: Hashable, Sendable, CustomStringConvertibl
     case mediaServicesWereReset
     /// The output volume changed (``AudioSession/outputVolume``, 0 to 1). Sent to every session.
     case outputVolumeChanged(Float)
-    /// ``AudioSession/isInputAvailable`` changed for this session (a microphone came or went,
-    /// or the category changed).
+    /// ``AudioSession/isInputAvailable`` changed (the hardware's last microphone went, or a first
+    /// one came). Sent to every session.
     case inputAvailabilityChanged(Bool)
 
     /// The interruption, if this is one.

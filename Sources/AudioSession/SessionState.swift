@@ -50,10 +50,10 @@ struct SessionState: Sendable {
     }
 
     /// Whether this session, active as configured, interrupts `other`: the phone interrupts every
-    /// lower-priority session, two non-mixable sessions never play together, and
+    /// lower-priority session and none interrupts it, two non-mixable sessions never play together, and
     /// ``AudioSession/CategoryOptions/interruptSpokenAudioAndMixWithOthers`` pauses spoken audio.
     func interrupts(_ other: SessionState) -> Bool {
-        if priority > other.priority { return true }
+        if priority != other.priority { return priority > other.priority }
         if !configuration.isMixable && !other.configuration.isMixable { return true }
         return configuration.options.contains(.interruptSpokenAudioAndMixWithOthers)
             && other.configuration.mode == .spokenAudio

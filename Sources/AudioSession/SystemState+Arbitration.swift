@@ -17,9 +17,10 @@ extension SystemState {
         let configuration = candidate.configuration
         let others = activeSessions.filter { $0.id != candidate.id }
 
-        // The phone always wins: a lower-priority session may only mix in, output only.
-        if configuration.category.hasInput || !configuration.isMixable,
-           let holder = others.first(where: { $0.priority > candidate.priority }) {
+        // The phone always wins: a lower-priority session may play beside it, never record
+        // (Apple's header, setActive: "attempts to activate a session with category
+        // AVAudioSessionCategoryRecord or AVAudioSessionCategoryPlayAndRecord will fail").
+        if configuration.category.hasInput, let holder = others.first(where: { $0.priority > candidate.priority }) {
             throw .insufficientPriority(heldBy: holder.name)
         }
 
@@ -58,7 +59,11 @@ extension SystemState {
             interrupt(victim, reason: .default, by: .session(id), &effects)
         }
         if let admission { warnIfStuckInReceiver(candidate, admission.route, &effects) }
-        reevaluateRoutes(reason: .categoryChange, only: [id], alwaysNotify: [id], &effects)
+        // A mode the category does not support changes nothing in effect: no category change is posted.
+        let old = session.configuration
+        let inEffect = (old.category, old.mode, old.options) != (configuration.category, configuration.mode, configuration.options)
+        let notify: Set<UInt64> = inEffect || session.portOverride != .none ? [id] : []
+        reevaluateRoutes(reason: .categoryChange, only: [id], alwaysNotify: notify, &effects)
     }
 
     // MARK: - Activation

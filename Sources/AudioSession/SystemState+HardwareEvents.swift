@@ -4,12 +4,16 @@ extension SystemState {
     mutating func handle(_ event: AudioHardwareEvent, _ effects: inout Effects) {
         switch event {
         case let .deviceConnected(device):
-            let before = inputAvailability
+            let before = isInputAvailable
             connect(device, &effects)
             postInputAvailabilityChanges(since: before)
         case let .deviceDisconnected(deviceID):
-            let before = inputAvailability
+            let before = isInputAvailable
             disconnect(deviceID: deviceID, &effects)
+            postInputAvailabilityChanges(since: before)
+        case let .deviceChanged(device):
+            let before = isInputAvailable
+            change(device, &effects)
             postInputAvailabilityChanges(since: before)
         case let .proximityChanged(newProximity):
             guard newProximity != proximity else { return }
@@ -37,6 +41,18 @@ extension SystemState {
         reevaluateRoutes(reason: .newDeviceAvailable, alwaysNotify: cleared, &effects)
         let snapshot = self
         endInterruptions(by: .routeDisconnected) { !snapshot.lacksSuitableRoute($0, snapshot.route(for: $0)) }
+    }
+
+    /// One plug, not two: a device whose second jack switched keeps its place, preferences for
+    /// the ports it kept and the overrides; only the route follows its ports.
+    private mutating func change(_ device: AudioDevice, _ effects: inout Effects) {
+        guard let index = devices.firstIndex(where: { $0.id == device.id }) else { return connect(device, &effects) }
+        let gone = Set(devices[index].ports.map(\.uid)).subtracting(device.ports.map(\.uid))
+        devices[index] = device
+        for id in orderedIDs where gone.contains(sessions[id]?.preferredInputUID ?? "") {
+            sessions[id]?.preferredInputUID = nil
+        }
+        reevaluateRoutes(reason: .routeConfigurationChange, &effects)
     }
 
     private mutating func disconnect(deviceID: String, _ effects: inout Effects) {
@@ -100,7 +116,7 @@ extension SystemState {
 
     /// Switches to other hardware: what the caller read from it outside the lock replaces the old devices, proximity and values.
     mutating func replaceHardware(_ newHardware: any AudioHardware, reading: HardwareReading, _ effects: inout Effects) {
-        let before = inputAvailability
+        let before = isInputAvailable
         defer { postInputAvailabilityChanges(since: before) }
         effects.released.append(hardware)
         hardware = newHardware

@@ -143,16 +143,14 @@ struct SystemState: Sendable {
     }
 
     /// Whether each session has an input to choose from.
-    var inputAvailability: [UInt64: Bool] {
-        sessions.mapValues { !availableInputs(for: $0).isEmpty }
-    }
+    /// Whether the hardware has a microphone (any connected device with an input), whatever a
+    /// session's category: iOS code checks it before it switches to a recording category.
+    var isInputAvailable: Bool { devices.contains { !$0.inputs.isEmpty } }
 
-    /// Tells each session whose input availability changed since `before` (devices came or went;
-    /// a session's own category change is not reported: the app made it).
-    mutating func postInputAvailabilityChanges(since before: [UInt64: Bool]) {
-        for (id, now) in inputAvailability.sorted(by: { $0.key < $1.key }) where before[id] != now {
-            post(.inputAvailabilityChanged(now), to: id)
-        }
+    /// Tells every session if a device change flipped ``isInputAvailable`` since `before`.
+    mutating func postInputAvailabilityChanges(since before: Bool) {
+        guard isInputAvailable != before else { return }
+        for id in orderedIDs { post(.inputAvailabilityChanged(isInputAvailable), to: id) }
     }
 
     // MARK: - Sessions

@@ -33,6 +33,8 @@ struct RouteMapTests {
         (#"{ "ports": [ { "device": "h", "port": "headphones", "playback": "default", "jack": "Headphone Jack" } ] }"#, "ports[0].control"),
         (#"{ "ports": [ { "device": "b", "port": "builtInSpeaker" } ] }"#, "ports[0]"),
         (#"{ "ports": [ { "device": "b", "port": "builtInSpeaker", "playback": 7 } ] }"#, "ports[0].playback"),
+        (#"{ "ports": [ { "device": "b", "port": "builtInSpeaker", "playback": "default", "mixer": "hw:0" } ] }"#, "ports[0].volume"),
+        (#"{ "ports": [ { "device": "b", "port": "builtInSpeaker", "playback": "default", "volume": "" } ] }"#, "ports[0].volume"),
     ])
     func malformedMapNamesKey(json: String, key: String) {
         let error = #expect(throws: RouteMapError.self) { _ = try decode(json) }

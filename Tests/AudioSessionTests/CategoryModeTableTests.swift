@@ -92,6 +92,20 @@ struct CategoryModeTableTests {
         #expect(session.requestedMode == .voiceChat)
         #expect(warnings.messages.count == 1)
     }
+
+    @Test("On an active session, a mode the category does not support posts no route change; a supported one that changes the category's behaviour does")
+    func unsupportedModePostsNothing() throws {
+        let (system, _) = makeSystem()
+        let session = system.makeSession(name: "app")
+        try session.setCategory(.playback)
+        try session.setActive(true)
+        let recorder = NotificationRecorder(session)
+
+        try session.setMode(.voiceChat)
+        #expect(recorder.routeChanges.isEmpty)
+        try session.setMode(.spokenAudio)
+        #expect(recorder.routeChanges.map(\.reason) == [.categoryChange])
+    }
 }
 
 /// Spec section 9: common mistakes are loud (logged), not silent.

@@ -16,9 +16,9 @@ struct CategoryOptionTableTests {
 
     static let accepted: [Category: [Bool]] = [
         //               mixWith duck   BT(HFP) A2DP   AirPlay toSpkr interruptSpoken
-        .ambient:        [false, true,  false, false, false, false, false],
-        .soloAmbient:    [false, false, false, false, false, false, false],
-        .playback:       [true,  true,  false, false, false, false, true],
+        .ambient:        [true,  true,  false, true,  false, false, false],
+        .soloAmbient:    [false, false, false, true,  false, false, false],
+        .playback:       [true,  true,  false, true,  false, false, true],
         .record:         [false, false, true,  false, false, false, false],
         .playAndRecord:  [true,  true,  true,  true,  true,  true,  true],
         .multiRoute:     [true,  true,  false, false, false, false, true],

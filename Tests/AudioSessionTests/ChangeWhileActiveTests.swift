@@ -11,8 +11,8 @@ struct ChangeWhileActiveTests {
     /// Categories that interrupt other non-mixable sessions with no options (spec section 1,
     /// last column; audioProcessing has no I/O and interrupts no one), written out.
     static let nonMixable: Set<Category> = [.soloAmbient, .playback, .record, .playAndRecord, .multiRoute]
-    /// Categories that may not start during a phone call: they record or do not mix.
-    static let refusedDuringPhoneCall: Set<Category> = [.soloAmbient, .playback, .record, .playAndRecord, .multiRoute]
+    /// The categories that record (Apple's header, `setActive`: playback may start during a call, recording may not).
+    static let refusedDuringPhoneCall: Set<Category> = [.record, .playAndRecord, .multiRoute]
 
     /// An ambient session, active: it mixes with everything, so it can start next to anyone.
     static func makeActiveGame(in system: AudioSystem, inBackground: Bool = false) throws -> AudioSession {

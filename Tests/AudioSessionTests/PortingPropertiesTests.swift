@@ -71,12 +71,15 @@ struct PortingPropertiesTests {
         #expect(call.isActive)
     }
 
-    @Test("Input availability changes are notified when a microphone comes and goes; the app's own category change is not")
+    @Test("Input availability is the hardware's, notified to every session when a microphone comes and goes, whatever the category")
     func inputAvailability() throws {
         let (system, hardware) = makeSystem(devices: [.builtIn(hasMic: false)])
         let recorder = system.makeSession(name: "recorder")
         try recorder.setCategory(.record)
+        let player = system.makeSession(name: "player")
+        try player.setCategory(.playback)
         let events = NotificationRecorder(recorder)
+        let playerEvents = NotificationRecorder(player)
         #expect(!recorder.isInputAvailable)
 
         hardware.connect(.wiredHeadset())
@@ -85,6 +88,20 @@ struct PortingPropertiesTests {
         try recorder.setCategory(.playback)
         hardware.connect(.wiredHeadset())
 
-        #expect(events.all == [.inputAvailabilityChanged(true), .inputAvailabilityChanged(false)])
+        let expected: [AudioSessionNotification] = [.inputAvailabilityChanged(true), .inputAvailabilityChanged(false), .inputAvailabilityChanged(true)]
+        #expect(events.all == expected)
+        #expect(playerEvents.all == expected)
+    }
+
+    @Test("The common iOS guard holds: isInputAvailable under soloAmbient and playback, then playAndRecord records",
+          arguments: [AudioSession.Category.soloAmbient, .playback, .ambient])
+    func inputAvailableBeforeRecording(category: AudioSession.Category) throws {
+        let (system, _) = makeSystem()
+        let session = system.makeSession(name: "app")
+        try session.setCategory(category)
+        #expect(session.isInputAvailable)
+        #expect(session.availableInputs.isEmpty, "availableInputs stays scoped to the category")
+        try session.setCategory(.playAndRecord)
+        #expect(session.availableInputs.map(\.portType) == [.builtInMic])
     }
 }

@@ -110,12 +110,25 @@ final class PhoneEndpoint: Sendable {
 
     /// A sound card with one PCM for everything: the receiver and the speaker are the same
     /// loudspeaker (a laptop, a USB speakerphone), so a route change is reported but moves nothing.
+    /// Volume and gain are the "Master" and "Capture" elements of the PCM's mixer, if it has one.
     static func singlePCM(_ pcm: String) -> RouteMap {
-        RouteMap(ports: [
-            .init(device: "builtIn", port: .builtInReceiver, name: "Receiver", playback: pcm),
-            .init(device: "builtIn", port: .builtInSpeaker, name: "Speaker", playback: pcm),
-            .init(device: "builtIn", port: .builtInMic, name: "Microphone", capture: pcm),
+        let mixer = mixer(ofPCM: pcm)
+        let (master, capture) = mixer == nil ? (nil, nil) : ("Master", "Capture")
+        return RouteMap(ports: [
+            .init(device: "builtIn", port: .builtInReceiver, name: "Receiver", playback: pcm, volume: master, mixer: mixer),
+            .init(device: "builtIn", port: .builtInSpeaker, name: "Speaker", playback: pcm, volume: master, mixer: mixer),
+            .init(device: "builtIn", port: .builtInMic, name: "Microphone", capture: pcm, volume: capture, mixer: mixer),
         ])
+    }
+
+    /// The control device beside a PCM: the sound servers' plugins and `default` by name, a
+    /// card's (`hw:1,0`, `plughw:1`) by its card.
+    static func mixer(ofPCM pcm: String) -> String? {
+        if ["default", "pulse", "pipewire"].contains(pcm) { return pcm }
+        for prefix in ["hw:", "plughw:"] where pcm.hasPrefix(prefix) {
+            return "hw:" + (pcm.dropFirst(prefix.count).split(separator: ",").first ?? "0")
+        }
+        return nil
     }
 
     /// A paced device over WAV files: the input is the talker at the microphone (in an anechoic

@@ -1,0 +1,85 @@
+import ALSA
+import Logging
+import Platform
+import Synchronization
+
+/// Watches the mixers of a route map's volume controls and reports which mixer changed (a
+/// volume turned in the desktop's mixer, with `pactl` or `wpctl`, or on the card).
+///
+/// Thread safety: ``start(_:)`` and ``stop()`` from one control thread; the callback runs on
+/// the watcher's own thread.
+final class MixerWatcher: Sendable {
+    private let mixers: [String]
+    private let logger: Logger
+    private let running = Atomic<Bool>(false)
+    private let thread = Mutex<PlatformThread?>(nil)
+
+    init(controls: [MixerControl], logger: Logger) {
+        mixers = Array(Set(controls.map(\.mixer))).sorted()
+        self.logger = logger
+    }
+
+    /// Starts the thread; `onChange` gets the control device whose elements changed.
+    func start(_ onChange: @escaping @Sendable (_ mixer: String) -> Void) {
+        guard !mixers.isEmpty else { return }
+        running.store(true, ordering: .releasing)
+        let names = mixers, logger = self.logger
+        let body: @Sendable () -> Void = { [watcher = self] in
+            var open: [Watched] = []
+            for name in names {
+                do { open.append(Watched(name: name, mixer: try Mixer(device: name))) } catch {
+                    logger.debug("no volume events from mixer \(name): \(error)")
+                }
+            }
+            guard !open.isEmpty else { return }
+            // Each mixer waits its share of 60 ms: a change is seen within that of being made.
+            let share = Int32(60 / open.count)
+            while watcher.running.load(ordering: .acquiring) {
+                for watched in open {
+                    do {
+                        if try watched.mixer.waitForChanges(timeoutMilliseconds: share) { onChange(watched.name) }
+                    } catch {
+                        logger.warning("mixer \(watched.name) stopped reporting: \(error)")
+                        return
+                    }
+                }
+            }
+        }
+        var started: PlatformThread?
+        do { started = try startThread(name: "callaudio-mixer", priority: nil, body: body) } catch {
+            logger.warning("cannot start the mixer thread (\(error)): no volume events")
+            return
+        }
+        thread.withLock { $0 = started.take() }
+    }
+
+    /// A mixer in a list (non-copyable values cannot be array elements).
+    private final class Watched {
+        let name: String
+        let mixer: Mixer
+        init(name: String, mixer: consuming Mixer) {
+            self.name = name
+            self.mixer = mixer
+        }
+    }
+
+    func stop() {
+        running.store(false, ordering: .releasing)
+        let t = thread.withLock { $0.take() }
+        t?.join()
+    }
+}
+
+extension MixerControl {
+    /// The control's volume now (0 to 1); nil when its mixer or element is not there.
+    func read() -> Float? {
+        guard let mixer = try? Mixer(device: mixer) else { return nil }
+        return try? mixer.volume(element, direction)
+    }
+
+    /// Sets the control's volume (0 to 1).
+    func write(_ volume: Float) throws(ALSAError) {
+        let mixer = try Mixer(device: mixer)
+        try mixer.setVolume(element, direction, to: volume)
+    }
+}
