@@ -76,6 +76,25 @@ public struct Mixer: ~Copyable {
     /// Whether simple element `element` has a volume in `direction`.
     public func hasVolume(_ element: String, _ direction: MixerDirection) -> Bool { (try? find(element, direction)) != nil }
 
+    /// Whether the switch of simple element `element` in `direction` is on (its first channel:
+    /// off is muted); nil when the element has no switch there.
+    ///
+    /// The corresponding C functions are `snd_mixer_selem_get_playback_switch` and
+    /// `snd_mixer_selem_get_capture_switch`.
+    public func isSwitchedOn(_ element: String, _ direction: MixerDirection) -> Bool? {
+        guard let elem = lookup(element) else { return nil }
+        var value: Int32 = 0
+        switch direction {
+        case .playback:
+            guard snd_mixer_selem_has_playback_switch(elem) != 0,
+                  snd_mixer_selem_get_playback_switch(elem, SND_MIXER_SCHN_FRONT_LEFT, &value) >= 0 else { return nil }
+        case .capture:
+            guard snd_mixer_selem_has_capture_switch(elem) != 0,
+                  snd_mixer_selem_get_capture_switch(elem, SND_MIXER_SCHN_FRONT_LEFT, &value) >= 0 else { return nil }
+        }
+        return value != 0
+    }
+
     /// Waits up to `timeoutMilliseconds` for changes and applies them to the elements' values;
     /// returns whether anything changed (false on timeout).
     ///
@@ -95,15 +114,20 @@ public struct Mixer: ~Copyable {
     }
 
     private func find(_ element: String, _ direction: MixerDirection) throws(ALSAError) -> OpaquePointer {
-        var id: OpaquePointer?
-        try alsaCheck(snd_mixer_selem_id_malloc(&id), "snd_mixer_selem_id_malloc")
-        defer { snd_mixer_selem_id_free(id) }
-        snd_mixer_selem_id_set_index(id, 0)
-        snd_mixer_selem_id_set_name(id, element)
-        guard let elem = snd_mixer_find_selem(handle, id),
+        guard let elem = lookup(element),
               (direction == .playback ? snd_mixer_selem_has_playback_volume(elem) : snd_mixer_selem_has_capture_volume(elem)) != 0
         else { throw ALSAError(code: -ENOENT, context: "no \(direction) volume '\(element)' on '\(device)'") }
         return elem
+    }
+
+    /// Simple element `element` (index 0), if the mixer has it.
+    private func lookup(_ element: String) -> OpaquePointer? {
+        var id: OpaquePointer?
+        guard snd_mixer_selem_id_malloc(&id) >= 0 else { return nil }
+        defer { snd_mixer_selem_id_free(id) }
+        snd_mixer_selem_id_set_index(id, 0)
+        snd_mixer_selem_id_set_name(id, element)
+        return snd_mixer_find_selem(handle, id)
     }
 }
 

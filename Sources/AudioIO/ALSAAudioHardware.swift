@@ -29,6 +29,8 @@ public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unche
         var outputControl: MixerControl?
         var inputControl: MixerControl?
         var outputVolume: Float = 1
+        /// Whether the built-in microphone's switch is off (nil: it has none).
+        var micMuted: Bool?
     }
 
     /// A device this hardware opened and the PCMs it has open, held weakly: while its owner
@@ -48,6 +50,8 @@ public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unche
     private let state = Mutex(State())
     private let jackPoller: JackPoller?
     private let mixerWatcher: MixerWatcher
+    /// The built-in microphone's mixer element, whose switch turned off is a hardware mute.
+    private let micControl: MixerControl?
 
     /// Discovers the ports present now and starts watching jacks and proximity.
     public init(routeMap: RouteMap = .laptop, proximitySensor: (any ProximitySensor)? = nil,
@@ -62,10 +66,12 @@ public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unche
         let output = routeMap.ports.first { present.contains($0.uid) && $0.playback != nil }?.volumeControl
         let input = routeMap.ports.first { present.contains($0.uid) && $0.capture != nil }?.volumeControl
         let volume = output?.read() ?? 1
+        micControl = routeMap.ports.first { $0.portType == .builtInMic }?.volumeControl
+        let micMuted = micControl?.readSwitch().map(!)
         state.withLock {
             $0.present = present
             $0.order = order
-            ($0.outputControl, $0.inputControl, $0.outputVolume) = (output, input, volume)
+            ($0.outputControl, $0.inputControl, $0.outputVolume, $0.micMuted) = (output, input, volume, micMuted)
         }
         mixerWatcher = MixerWatcher(controls: routeMap.ports.compactMap(\.volumeControl), logger: logger)
         let jacks = routeMap.ports.filter { $0.jack != nil }
@@ -174,6 +180,18 @@ public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unche
 
     private func mixerChanged(_ mixer: String) {
         if state.withLock({ $0.outputControl?.mixer == mixer }) { readVolume() }
+        if micControl?.mixer == mixer { readMicSwitch() }
+    }
+
+    /// Reads the built-in microphone's switch and reports a mute or an unmute.
+    private func readMicSwitch() {
+        guard let muted = micControl?.readSwitch().map(!) else { return }
+        let changed = state.withLock { s in
+            guard s.micMuted != muted else { return false }
+            s.micMuted = muted
+            return true
+        }
+        if changed { emit(.builtInMicMuteChanged(muted)) }
     }
 
     /// Reads the output's volume and reports it if it changed.

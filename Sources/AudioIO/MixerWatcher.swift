@@ -77,6 +77,12 @@ extension MixerControl {
         return try? mixer.volume(element, direction)
     }
 
+    /// Whether the control's switch is on (off: muted); nil without a mixer, element or switch.
+    func readSwitch() -> Bool? {
+        guard let mixer = try? Mixer(device: mixer) else { return nil }
+        return mixer.isSwitchedOn(element, direction)
+    }
+
     /// Sets the control's volume (0 to 1).
     func write(_ volume: Float) throws(ALSAError) {
         let mixer = try Mixer(device: mixer)

@@ -86,12 +86,12 @@ extension AudioSession {
             case .playback:
                 [.mixWithOthers, .duckOthers, .allowBluetoothA2DP, .interruptSpokenAudioAndMixWithOthers]
             case .multiRoute:
-                [.mixWithOthers, .duckOthers, .interruptSpokenAudioAndMixWithOthers]
+                [.mixWithOthers, .duckOthers, .interruptSpokenAudioAndMixWithOthers, .overrideMutedMicrophoneInterruption]
             case .record:
                 [.allowBluetooth]
             case .playAndRecord:
                 [.mixWithOthers, .duckOthers, .allowBluetooth, .allowBluetoothA2DP, .allowAirPlay,
-                 .defaultToSpeaker, .interruptSpokenAudioAndMixWithOthers]
+                 .defaultToSpeaker, .interruptSpokenAudioAndMixWithOthers, .overrideMutedMicrophoneInterruption]
             }
         }
 

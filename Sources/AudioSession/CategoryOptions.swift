@@ -32,6 +32,11 @@ extension AudioSession {
         public static let defaultToSpeaker = CategoryOptions(rawValue: 1 << 5)
         /// Interrupt spoken-audio sessions and mix with the others. Implies ``mixWithOthers``.
         public static let interruptSpokenAudioAndMixWithOthers = CategoryOptions(rawValue: 1 << 6)
+        /// Go on recording (silence) when the hardware mutes the built-in microphone, instead of
+        /// an interruption with reason ``InterruptionReason/builtInMicMuted``. For categories that
+        /// record and play (Apple: iOS 14.5). A softphone's user who mutes the microphone in the
+        /// desktop's mixer expects a muted call, not a held one.
+        public static let overrideMutedMicrophoneInterruption = CategoryOptions(rawValue: 1 << 7)
 
         /// Apple's newer name for ``allowBluetooth``.
         public static let allowBluetoothHFP = allowBluetooth
@@ -41,7 +46,7 @@ extension AudioSession {
         /// Thread safety: safe from any thread.
         public static let allOptions: [CategoryOptions] = [
             .mixWithOthers, .duckOthers, .allowBluetooth, .allowBluetoothA2DP, .allowAirPlay,
-            .defaultToSpeaker, .interruptSpokenAudioAndMixWithOthers,
+            .defaultToSpeaker, .interruptSpokenAudioAndMixWithOthers, .overrideMutedMicrophoneInterruption,
         ]
 
         /// These options plus the options they imply: ``duckOthers`` and
@@ -78,6 +83,7 @@ extension AudioSession {
             case .allowAirPlay: "allowAirPlay"
             case .defaultToSpeaker: "defaultToSpeaker"
             case .interruptSpokenAudioAndMixWithOthers: "interruptSpokenAudioAndMixWithOthers"
+            case .overrideMutedMicrophoneInterruption: "overrideMutedMicrophoneInterruption"
             default: names.first ?? "none"
             }
         }

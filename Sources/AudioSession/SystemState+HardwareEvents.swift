@@ -67,13 +67,15 @@ extension SystemState {
     }
 
     /// Muting interrupts the sessions that record from the built-in microphone (the system
-    /// route's input); unmuting ends those interruptions.
+    /// route's input) unless they set ``AudioSession/CategoryOptions/overrideMutedMicrophoneInterruption``
+    /// (they record silence); unmuting ends those interruptions.
     private mutating func setBuiltInMicMuted(_ muted: Bool, _ effects: inout Effects) {
         guard muted != isBuiltInMicMuted else { return }
         isBuiltInMicMuted = muted
         guard muted else { return endInterruptions(by: .builtInMicMute) }
         let recording = activeSessions.filter {
-            $0.configuration.category.hasInput && currentRoute(for: $0).inputs.contains { $0.portType == .builtInMic }
+            $0.configuration.category.hasInput && !$0.configuration.options.contains(.overrideMutedMicrophoneInterruption)
+                && currentRoute(for: $0).inputs.contains { $0.portType == .builtInMic }
         }
         for session in recording {
             interrupt(session.id, reason: .builtInMicMuted, by: .builtInMicMute, &effects)

@@ -35,6 +35,8 @@ public struct CallConfiguration: Sendable {
     /// none of them gets 488. G.711 and G.722 need a mono call.
     public var codecs: [AudioCodec] = AudioCodec.preference
     /// Category options for `playAndRecord` + `voiceChat` (for example `.defaultToSpeaker`, `.allowBluetooth`).
+    /// By default `.overrideMutedMicrophoneInterruption`: a microphone muted in the desktop's
+    /// mixer mutes the call instead of holding it (leave it out to hold, as iOS does by default).
     public var categoryOptions: AudioSession.CategoryOptions
     /// Preferred hardware values set on the session before activation.
     public var preferredSampleRate: Double
@@ -97,7 +99,8 @@ public struct CallConfiguration: Sendable {
     public var recordUplinkSeconds: Double = 0
 
     public init(sipAddress: String = "127.0.0.1:5060", userName: String = "callaudio", audio: Audio = .hardware,
-                codec: OpusCallConfiguration = .init(), categoryOptions: AudioSession.CategoryOptions = [],
+                codec: OpusCallConfiguration = .init(),
+                categoryOptions: AudioSession.CategoryOptions = [.overrideMutedMicrophoneInterruption],
                 preferredSampleRate: Double = 16000, preferredIOBufferDuration: Double = 0.02,
                 voiceProcessing: VoiceProcessingConfiguration = .init(), rtcpMux: Bool = false) {
         self.sipAddress = sipAddress

@@ -8,7 +8,7 @@ import TestSupport
 /// The session's volume and gain are the sound server's: a sink volume turned with the server's
 /// own tools reaches `outputVolume` with one notification, and `setInputGain` sets the source's
 /// volume. Its own run in Tools/test: it turns the default sink that the loopback suites play to.
-@Suite("Volume and gain through the sound server's mixer", .serialized)
+@Suite("Volume, gain and mute through the sound server's mixer", .serialized)
 struct VolumeTestsWithTestbed {
     /// The control devices over the testbed's server: the `pulse` plugin, and `default` (the
     /// `pipewire` plugin on PipeWire).
@@ -102,5 +102,37 @@ struct VolumeTestsWithTestbed {
         #expect(read.map { abs($0 - 0.5) <= 0.01 } == true, "pactl reads \(String(describing: read))")
         #expect(session.inputGain == 0.5)
         try session.setActive(false)
+    }
+
+    @Test("The source muted with the server's tool interrupts a session recording from the built-in mic (builtInMicMuted), unless it overrides that",
+          arguments: [false, true])
+    func sourceMuteIsAMicrophoneMute(overrides: Bool) async throws {
+        try Testbed.start()
+        defer { _ = try? Self.pactl("set-source-mute", "@DEFAULT_SOURCE@", "0") }
+        let hardware = ALSAAudioHardware(routeMap: Self.map("pulse"))
+        let session = AudioSystem(hardware: hardware).makeSession(name: "call")
+        try session.setCategory(.playAndRecord, options: overrides ? [.overrideMutedMicrophoneInterruption] : [])
+        try session.setActive(true)
+        let interruptions = Mutex<[AudioSession.Interruption]>([])
+        let token = session.addObserver { note in
+            if let interruption = note.interruption { interruptions.withLock { $0.append(interruption) } }
+        }
+        defer { session.removeObserver(token) }
+        _ = try Self.pactl("set-source-mute", "@DEFAULT_SOURCE@", "1")
+        try await Self.waitUntil { session.capturesSilence }
+        #expect(session.capturesSilence)
+        #expect(session.isActive == overrides)
+        _ = try Self.pactl("set-source-mute", "@DEFAULT_SOURCE@", "0")
+        try await Self.waitUntil { !session.capturesSilence }
+        #expect(!session.capturesSilence)
+        let seen = interruptions.withLock { $0 }
+        #expect(seen == (overrides ? [] : [.init(type: .began, reason: .builtInMicMuted), .init(type: .ended, options: .shouldResume)]))
+        try? session.setActive(false)
+    }
+
+    /// Waits up to 2 s for `condition`.
+    static func waitUntil(_ condition: () -> Bool) async throws {
+        let start = ContinuousClock.now
+        while !condition(), ContinuousClock.now - start < .seconds(2) { try await Task.sleep(for: .milliseconds(5)) }
     }
 }

@@ -11,18 +11,18 @@ struct CategoryOptionTableTests {
     /// Columns in this order.
     static let columns: [Options] = [
         .mixWithOthers, .duckOthers, .allowBluetooth, .allowBluetoothA2DP, .allowAirPlay,
-        .defaultToSpeaker, .interruptSpokenAudioAndMixWithOthers,
+        .defaultToSpeaker, .interruptSpokenAudioAndMixWithOthers, .overrideMutedMicrophoneInterruption,
     ]
 
     static let accepted: [Category: [Bool]] = [
-        //               mixWith duck   BT(HFP) A2DP   AirPlay toSpkr interruptSpoken
-        .ambient:        [true,  true,  false, true,  false, false, false],
-        .soloAmbient:    [false, false, false, true,  false, false, false],
-        .playback:       [true,  true,  false, true,  false, false, true],
-        .record:         [false, false, true,  false, false, false, false],
-        .playAndRecord:  [true,  true,  true,  true,  true,  true,  true],
-        .multiRoute:     [true,  true,  false, false, false, false, true],
-        .audioProcessing: [false, false, false, false, false, false, false],
+        //               mixWith duck   BT(HFP) A2DP   AirPlay toSpkr interruptSpoken mutedMic
+        .ambient:        [true,  true,  false, true,  false, false, false, false],
+        .soloAmbient:    [false, false, false, true,  false, false, false, false],
+        .playback:       [true,  true,  false, true,  false, false, true,  false],
+        .record:         [false, false, true,  false, false, false, false, false],
+        .playAndRecord:  [true,  true,  true,  true,  true,  true,  true,  true],
+        .multiRoute:     [true,  true,  false, false, false, false, true,  true],
+        .audioProcessing: [false, false, false, false, false, false, false, false],
     ]
 
     static func isAccepted(_ option: Options, by category: Category) -> Bool {

@@ -151,6 +151,25 @@ struct CallLifecycleTests {
         await alice.shutdown(); await bob.shutdown()
     }
 
+    @Test("A microphone muted by the hardware holds the call only without overrideMutedMicrophoneInterruption",
+          arguments: [false, true])
+    func microphoneMute(overrides: Bool) async throws {
+        let alice = try Phone("alice", options: overrides ? [.overrideMutedMicrophoneInterruption] : []), bob = try Phone("bob")
+        let (call, _) = try await alice.call(bob)
+        alice.hardware.setBuiltInMicMuted(true)
+        if overrides {
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(call.state == .active)
+            #expect(alice.session.capturesSilence)
+        } else {
+            #expect(await eventually { call.state == .held(.interrupted) })
+        }
+        alice.hardware.setBuiltInMicMuted(false)
+        #expect(await eventually { call.state == .active })
+        await call.hangUp()
+        await alice.shutdown(); await bob.shutdown()
+    }
+
     @Test("A call we hold stays held when the peer offers to resume it: the answer is inactive until our interruption ends")
     func ourHoldOutlastsThePeersResume() async throws {
         let alice = try Phone("alice"), bob = try Phone("bob")
