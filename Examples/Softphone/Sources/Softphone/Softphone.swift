@@ -7,9 +7,10 @@ import VoiceCall
 import WAV
 
 /// The softphone of Docs/embedding.md as a program: Bob answers every call, Alice dials him,
-/// talks while printing statistics, and hangs up. Both run in this process on loopback, each
-/// on its own simulated phone (a paced room device: a talker at the microphone, the
-/// loudspeaker's echo), so it runs on a machine without a sound card.
+/// talks while printing statistics, mutes, holds and resumes him, takes a second call from
+/// Carol (which holds Bob), swaps back, and hangs up. All three run in this process on
+/// loopback, each on its own simulated phone (a paced room device: a talker at the
+/// microphone, the loudspeaker's echo), so it runs on a machine without a sound card.
 ///
 ///     swift run --package-path Examples/Softphone softphone [--seconds S] [--input TALKER.wav] [--output HEARD.wav]
 ///
@@ -37,6 +38,13 @@ struct Softphone {
         let bob = try Phone(name: "bob", speech: Phone.tone(frequency: 440))
         await alice.controller.start()
         await bob.controller.start()
+        // Bob is told of Alice's holds (re-INVITEs with a=inactive, then a=sendrecv).
+        let bobsHolds = Mutex<[Bool]>([])
+        Task {
+            for await event in bob.controller.events {
+                if case let .peerHold(_, held) = event { bobsHolds.withLock { $0.append(held) } }
+            }
+        }
 
         // Bob answers every incoming call.
         let (answered, answeredContinuation) = AsyncStream.makeStream(of: Call.self)
@@ -62,6 +70,7 @@ struct Softphone {
                   + "jitter \(format(s.jitterMs)) ms RTT \(s.rttMs.map(format) ?? "-") ms "
                   + "ERLE \(s.erleDB.map(format) ?? "-") dB route \(s.route)")
         }
+        try await callControl(alice: alice, bob: call)
         await call.hangUp()  // stops the I/O, deactivates the session with notifyOthersOnDeactivation
         let aliceEnd = await call.ended()
         let bobEnd = await bobsCall.ended()
@@ -73,9 +82,43 @@ struct Softphone {
         await bob.controller.shutdown()
 
         guard aliceEnd == .localHangUp, bobEnd == .remoteHangUp else { throw Failure("the call ended wrongly") }
+        let holds = bobsHolds.withLock { $0 }
+        guard holds == [true, false, true, false] else { throw Failure("bob was told of holds \(holds), not two holds and resumes") }
         guard mine.packetsReceived > 0, theirs.packetsReceived > 0 else { throw Failure("no audio went one of the ways") }
         guard !alice.session.isActive, !bob.session.isActive else { throw Failure("a session is still active") }
         print("softphone: ok")
+    }
+
+    /// Mute, hold and resume, then a second call: Carol rings while Alice talks with Bob;
+    /// answering her holds Bob, and resuming Bob holds Carol (a swap) before she is hung up.
+    static func callControl(alice: Phone, bob call: Call) async throws {
+        await call.setMuted(true)  // silence instead of the microphone; packets still flow
+        print("alice: muted")
+        try await Task.sleep(for: .milliseconds(500))
+        await call.setMuted(false)
+        try await call.hold()
+        print("alice: bob \(call.state)")
+        try await Task.sleep(for: .milliseconds(500))
+        try await call.resume()
+        print("alice: bob \(call.state)")
+
+        let carol = try Phone(name: "carol", speech: Phone.tone(frequency: 550))
+        await carol.controller.start()
+        var incoming = alice.controller.incomingCalls.makeAsyncIterator()
+        _ = try await carol.controller.dial("sip:alice@\(alice.controller.sipAddress)")
+        guard let waiting = await incoming.next() else { throw Failure("carol's call did not ring") }
+        print("alice: call waiting from \(waiting.remoteURI)")
+        try await waiting.answer()
+        guard call.state == .held(.local) else { throw Failure("answering carol left bob \(call.state)") }
+        print("alice: carol \(waiting.state), bob \(call.state)")
+        try await Task.sleep(for: .milliseconds(500))
+        try await call.resume()
+        guard waiting.state == .held(.local) else { throw Failure("taking bob back left carol \(waiting.state)") }
+        print("alice: bob \(call.state), carol \(waiting.state)")
+        await waiting.hangUp()
+        guard await waiting.ended() == .localHangUp else { throw Failure("carol's call ended as \(waiting.state)") }
+        await carol.controller.shutdown()
+        guard !carol.session.isActive else { throw Failure("carol's session is still active") }
     }
 
     static func format(_ x: Double) -> String { String(format: "%.1f", x) }
