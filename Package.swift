@@ -124,7 +124,7 @@ let package = Package(
         // What the command-line tools share: codec options, failures and JSON, speech files, pacing.
         .target(
             name: "ToolSupport",
-            dependencies: ["Opus", "SpeexDSP", "WAV", "Platform", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Opus", "SpeexDSP", "WAV", "Platform", logging, .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Tools/ToolSupport"
         ),
         .executableTarget(

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 package import Opus
 
 /// Codec options of the commands, checked by the library's own rules so the tool and the
@@ -78,4 +79,30 @@ public func printable(_ text: String, limit: Int = 200) -> String {
         }
     }
     return text.unicodeScalars.count > limit ? out + "…" : out
+}
+
+/// CallAudio's version, as the CHANGELOG names it.
+package let callAudioVersion = "0.9.0"
+
+/// `--log-level`: how much of the library's log reaches standard error.
+package struct LoggingOptions: ParsableArguments {
+    @Option(help: "The least severe log message printed.")
+    var logLevel: LogLevel = .info
+
+    package init() {}
+
+    /// Sends the log to standard error at `logLevel`. Call once, before anything logs.
+    package func bootstrap() {
+        let level = Logger.Level(rawValue: logLevel.rawValue) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+    }
+}
+
+/// swift-log's levels, as the command line names them.
+enum LogLevel: String, CaseIterable, ExpressibleByArgument {
+    case trace, debug, info, notice, warning, error, critical
 }

@@ -19,7 +19,10 @@ struct CallCommand: AsyncParsableCommand {
     @Argument(help: "Whom to call: sip:USER@HOST:PORT.") var target: String
     @OptionGroup var phone: PhoneOptions
 
+    @OptionGroup var logging: LoggingOptions
+
     func run() async throws {
+        logging.bootstrap()
         let endpoint = try PhoneEndpoint.checked(options: phone, defaultSIP: "0.0.0.0:0")
         await endpoint.controller.start()
         try await endpoint.registerIfAsked(phone)

@@ -39,7 +39,10 @@ struct DemoCommand: AsyncParsableCommand {
         guard jitterMs >= 0, delayMs >= 0 else { throw ValidationError("--jitter-ms and --delay-ms must be >= 0") }
     }
 
+    @OptionGroup var logging: LoggingOptions
+
     func run() async throws {
+        logging.bootstrap()
         let rate = 16000
         let impaired = loss > 0 || jitterMs > 0 || delayMs > 0
         let profile = ImpairmentProfile(delayMs: delayMs + jitterMs, jitterMs: jitterMs, lossPercent: loss)

@@ -1,5 +1,6 @@
 import ALSA
 import ArgumentParser
+import ToolSupport
 import AudioIO
 import AudioSession
 
@@ -12,7 +13,10 @@ struct DevicesCommand: ParsableCommand {
     @Option(help: "A route map JSON file (default: the built-in laptop map).")
     var routeMap: String?
 
+    @OptionGroup var logging: LoggingOptions
+
     func run() throws {
+        logging.bootstrap()
         let map: RouteMap
         do { map = try routeMap.map(RouteMap.load) ?? .laptop } catch { throw ValidationError("\(error)") }
 

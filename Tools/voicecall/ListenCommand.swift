@@ -36,7 +36,10 @@ struct ListenCommand: AsyncParsableCommand {
         if let acceptFrom { _ = try Self.addresses(acceptFrom) }
     }
 
+    @OptionGroup var logging: LoggingOptions
+
     func run() async throws {
+        logging.bootstrap()
         // The devices are opened once before we listen: a missing device or sound server is
         // reported now, not when a call arrives.
         let endpoint = try PhoneEndpoint.checked(options: phone, defaultSIP: "0.0.0.0:5060", acceptsCallsFrom: try callFilter())

@@ -24,7 +24,10 @@ struct PhoneCommand: AsyncParsableCommand {
 
     @OptionGroup var phone: PhoneOptions
 
+    @OptionGroup var logging: LoggingOptions
+
     func run() async throws {
+        logging.bootstrap()
         let endpoint = try PhoneEndpoint.checked(options: phone, defaultSIP: "0.0.0.0:5060", acceptsCallsFrom: nil)
         await endpoint.controller.start()
         try await endpoint.registerIfAsked(phone)

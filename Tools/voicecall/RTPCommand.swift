@@ -96,7 +96,10 @@ struct RTPEndpointCommand: ParsableCommand {
         if let seconds { guard seconds > 0, seconds <= 3600 else { throw ValidationError("--seconds must be in (0, 3600]") } }
     }
 
+    @OptionGroup var logging: LoggingOptions
+
     func run() throws {
+        logging.bootstrap()
         let localAddress = try SocketAddress(parsing: local)
         let remoteAddress = try SocketAddress(parsing: remote)
         let teeAddresses = try tee.map { try SocketAddress(parsing: $0) }
