@@ -126,6 +126,19 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
     ///   is this call or not established.
     public func transfer(to other: Call) async throws(CallError) { try await controller.transfer(self, to: other) }
 
+    /// Joins this call and `other` in a local three-way conference: the peers hear us and each
+    /// other, and we hear both. The call with the audio hosts it (or this one, taken off hold);
+    /// the other is taken off hold at its peer. Holding, transferring or ending either call ends
+    /// the conference: the host goes on alone, and a call left without the host is held.
+    ///
+    /// - Throws: ``CallError/invalidState(_:)`` unless both calls are this controller's,
+    ///   different, active or held by us, and in no conference; ``CallError/audioSession(_:)``
+    ///   when the audio cannot be had.
+    public func conference(with other: Call) async throws(CallError) { try await controller.conference(self, with: other) }
+
+    /// The id of the call this one is in a conference with, if any.
+    public var conferencePartnerID: String? { get async { await controller.conferencePartner(of: self) } }
+
     /// Mutes or unmutes the microphone: while muted the peer gets silence, and the voice
     /// processing keeps running on the real microphone, so the echo canceller stays converged
     /// and unmuting is clean at once.

@@ -21,6 +21,7 @@ extension CallController {
     /// The app holds `call` (``Call/hold()``).
     func hold(_ call: Call) throws(CallError) {
         guard records[call.id] != nil else { throw .invalidState("no call \(call.id)") }
+        if call.state == .active { splitConference(call.id) }
         switch call.state {
         case .held(.local):
             return

@@ -191,6 +191,7 @@ extension CallController {
     func end(_ id: String, _ reason: CallEndReason) {
         guard let record = records[id] else { return }
         finishTransfer(id, .failure(.invalidState("the call ended (\(reason)) before its transfer did")))
+        splitConference(id)
         stopMedia(id)
         record.call.apply(.ended(reason))
         record.ports?.release()

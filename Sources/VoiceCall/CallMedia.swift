@@ -46,6 +46,13 @@ final class CallMedia: @unchecked Sendable {
     /// The processed uplink (after voice processing), kept for analysis when asked for.
     private let uplinkRecording: UnsafeMutableBufferPointer<Int16>
     private let uplinkRecorded = Atomic<Int>(0)
+    /// The other call of a three-way conference this call hosts (see "Conference" below):
+    /// set and cleared only while the engine is stopped.
+    var member: CallMedia?
+    /// Three periods of scratch for the conference's mixes, made with the call.
+    let mix: UnsafeMutableBufferPointer<Int16>
+    /// The largest period the scratch holds.
+    let mixFrames: Int
 
     /// Builds the pipeline; nothing runs until ``start()``.
     ///
@@ -80,11 +87,15 @@ final class CallMedia: @unchecked Sendable {
         codecLookaheadMs = Double(sender.lookaheadFrames) * 1000 / Double(rate)
         uplinkRecording = .allocate(capacity: max(1, Int(recordUplinkSeconds * Double(rate))))
         uplinkRecording.initialize(repeating: 0)
+        mixFrames = vp.maximumFramesPerPeriod
+        mix = .allocate(capacity: 3 * mixFrames)
+        mix.initialize(repeating: 0)
     }
 
     deinit {
         engine?.stop()
         uplinkRecording.deallocate()
+        mix.deallocate()
     }
 
     /// The processed uplink recorded so far (empty unless `recordUplinkSeconds` was given);
@@ -190,6 +201,8 @@ final class CallMedia: @unchecked Sendable {
         let playAt = timing.hostTimeNanoseconds &+ UInt64(timing.playbackDelayFrames) * 1_000_000_000 / sampleRate
         jitter.receive(from: rtp.ring, availableAt: playAt)
         jitter.pull(into: cycle.playback, now: playAt)
+        let conference = member != nil && cycle.playback.count <= mixFrames && cycle.capture.count <= mixFrames
+        if conference { mixDownlinks(into: cycle.playback, playAt: playAt) }
 
         // Uplink: the microphone, cleaned against what is being played.
         if capturesSilence.load(ordering: .relaxed) { cycle.capture.update(repeating: 0) }
@@ -202,7 +215,11 @@ final class CallMedia: @unchecked Sendable {
                 .update(fromContentsOf: cycle.capture)
             uplinkRecorded.store(recorded + cycle.capture.count, ordering: .releasing)
         }
-        sender.send(period: UnsafeBufferPointer(cycle.capture), now: timing.hostTimeNanoseconds)
+        if conference {
+            sendUplinks(cycle.capture, now: timing.hostTimeNanoseconds)
+        } else {
+            sender.send(period: UnsafeBufferPointer(cycle.capture), now: timing.hostTimeNanoseconds)
+        }
 
         let periods = Double(processedPeriods.add(1, ordering: .relaxed).newValue)
         captureEnergy += Double(Self.meanSquare(cycle.capture))
@@ -222,5 +239,69 @@ final class CallMedia: @unchecked Sendable {
     /// A stored mean square in dBFS, floored at -100 (silence).
     private static func dBFS(power: borrowing Atomic<UInt32>) -> Double {
         10 * Math.log10(max(1e-10, Double(Float(bitPattern: power.load(ordering: .relaxed)))))
+    }
+}
+
+// MARK: Conference
+
+/// A local three-way conference, as a conference bridge mixes it: the host call's device plays
+/// both peers, the microphone goes to both, and each peer also hears the other. The member
+/// call has no device of its own: the host's I/O thread drives its jitter buffer and sender.
+extension CallMedia {
+    /// Mixes `other`'s call into this one's audio from now on (control thread; both calls
+    /// set up, `other` without a device).
+    func host(_ other: CallMedia) throws(CallError) {
+        guard other !== self, !other.hasDevice, other.member == nil else {
+            throw .invalidState("a conference joins two calls, one of them with the audio")
+        }
+        pauseAudio()
+        other.enterAsMember()
+        member = other
+        try resumeAudio()
+    }
+
+    /// Takes the member out (control thread); the host goes on alone.
+    func dismissMember() throws(CallError) {
+        guard let other = member else { return }
+        pauseAudio()
+        member = nil
+        other.notePauseAsMember()
+        try resumeAudio()
+    }
+
+    /// A member's sender starts a new frame and its RTP clock moves on by the time it was held.
+    private func enterAsMember() {
+        sender.discardPartialFrame()
+        if let pausedAt {
+            sender.skip(nanoseconds: MonotonicClock.nanoseconds() &- pausedAt)
+            self.pausedAt = nil
+        }
+    }
+
+    private func notePauseAsMember() { pausedAt = MonotonicClock.nanoseconds() }
+
+    /// The host's playback (its peer's audio, already pulled) plus the member's peer: our
+    /// peer's and the member's downlinks are kept for the uplinks (I/O thread).
+    fileprivate func mixDownlinks(into playback: UnsafeMutableBufferPointer<Int16>, playAt: UInt64) {
+        guard let member else { return }
+        let n = playback.count
+        let ours = UnsafeMutableBufferPointer(rebasing: mix[0..<n])
+        let theirs = UnsafeMutableBufferPointer(rebasing: mix[mixFrames..<(mixFrames + n)])
+        _ = ours.update(fromContentsOf: playback)
+        member.jitter.receive(from: member.rtp.ring, availableAt: playAt)
+        member.jitter.pull(into: theirs, now: playAt)
+        for i in 0..<n { playback[i] = Int16(clamping: Int32(ours[i]) + Int32(theirs[i])) }
+    }
+
+    /// The processed microphone to both peers, each with the other peer mixed in (I/O thread).
+    fileprivate func sendUplinks(_ capture: UnsafeMutableBufferPointer<Int16>, now: UInt64) {
+        guard let member else { return }
+        let n = capture.count
+        let ours = mix[0..<n], theirs = mix[mixFrames..<(mixFrames + n)]
+        let out = UnsafeMutableBufferPointer(rebasing: mix[(2 * mixFrames)..<(2 * mixFrames + n)])
+        for i in 0..<n { out[i] = Int16(clamping: Int32(capture[capture.startIndex + i]) + Int32(theirs[theirs.startIndex + i])) }
+        sender.send(period: UnsafeBufferPointer(out), now: now)
+        for i in 0..<n { out[i] = Int16(clamping: Int32(capture[capture.startIndex + i]) + Int32(ours[ours.startIndex + i])) }
+        member.sender.send(period: UnsafeBufferPointer(out), now: now)
     }
 }

@@ -66,6 +66,8 @@ struct CallRecord {
     var transferOutcome: AsyncStream<Result<Void, CallError>>.Continuation?
     /// For a call we placed because a peer referred us (REFER): the call whose peer hears how it goes.
     var referredBy: String?
+    /// The other call of the three-way conference this call is in (``CallController/conference(_:with:)``).
+    var conference: String?
 
     init(call: Call, sip: SIPCall, ports: PortReservation?, offer: SessionDescription? = nil) {
         self.call = call

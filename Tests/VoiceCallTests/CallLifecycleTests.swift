@@ -15,17 +15,21 @@ final class Phone: Sendable {
     let system: AudioSystem
     let session: AudioSession
     let controller: CallController
-
+    /// - Parameters: `tone`: the talker's frequency; `echo`: how much of the loudspeaker the microphone hears.
     init(_ name: String, options: AudioSession.CategoryOptions = [], latching: MediaLatching = .whenUnreachable,
-         configure: (inout CallConfiguration) -> Void = { _ in }) throws {
+         tone: Double = 300, echo: Float = 0.3, configure: (inout CallConfiguration) -> Void = { _ in }) throws {
         system = AudioSystem(hardware: hardware)
         session = system.makeSession(name: name)
-        let speech = Tone.sine(frequency: 300, sampleRate: 16000, seconds: 1, amplitude: 0.05)
+        let speech = Tone.sine(frequency: tone, sampleRate: 16000, seconds: 1, amplitude: 0.05)
+        let log = DeviceLog()
         var configuration = CallConfiguration(sipAddress: "127.0.0.1:0", userName: name, audio: .device { format in
-            try SimulatedRoomDevice(.init(sampleRate: format.sampleRate, periodFrames: format.sampleRate / 50,
-                                          echoPath: EchoPathConfiguration(sampleRate: format.sampleRate, impulseResponse: [0, 0.3]),
-                                          nearSpeech: speech, paced: true, recordSeconds: 30))
+            let device = try SimulatedRoomDevice(.init(sampleRate: format.sampleRate, periodFrames: format.sampleRate / 50,
+                                                       echoPath: EchoPathConfiguration(sampleRate: format.sampleRate, impulseResponse: [0, echo]),
+                                                       nearSpeech: speech, paced: true, recordSeconds: 30))
+            log.append(device)
+            return device
         }, categoryOptions: options)
+        deviceLog = log
         configuration.preferredSampleRate = 16000
         configuration.mediaLatching = latching
         configure(&configuration)
@@ -57,6 +61,17 @@ final class Phone: Sendable {
     }
 
     func shutdown() async { await controller.shutdown() }
+
+    private let deviceLog: DeviceLog
+    /// The device of the newest call to open one.
+    var newestDevice: SimulatedRoomDevice? { deviceLog.newest }
+}
+
+/// The devices a phone's calls opened (the factory runs on the controller's task).
+final class DeviceLog: Sendable {
+    private let list = Mutex<[SimulatedRoomDevice]>([])
+    func append(_ device: SimulatedRoomDevice) { list.withLock { $0.append(device) } }
+    var newest: SimulatedRoomDevice? { list.withLock { $0.last } }
 }
 
 @Suite("Call and session lifecycle", .serialized)

@@ -12,9 +12,10 @@ struct PhoneCommand: AsyncParsableCommand {
         abstract: "A softphone agent: commands on standard input, one event per line on standard output.",
         discussion: """
             Commands: dial URI, answer [ID], hangup [ID], hold [ID], resume [ID], mute [ID], unmute [ID], \
-            reject [ID] [STATUS], dtmf KEYS [ID], transfer URI|ID [ID], calls, quit (or the end of standard \
-            input). ID is the number of a call as its events give it; without one, the latest call. transfer \
+            reject [ID] [STATUS], dtmf KEYS [ID], transfer URI|ID [ID], conference ID [ID], calls, quit (or \
+            the end of standard input). ID is the number of a call as its events give it; without one, the latest call. transfer \
             to a URI is blind, to a call's ID attended; its ok or error comes when the transfer is done. \
+            conference joins two calls in a three-way conference (holding or ending either ends it). \
             Events: "ready sip:...", "incoming ID URI", "state ID STATE", "peer-hold ID on|off", "dtmf ID KEY", \
             "transferred ID NEWID URI" (a peer transferred call ID: NEWID is our call to its target), \
             "replaced ID NEWID URI" (call NEWID took call ID's place), "ok COMMAND", "error COMMAND: WHY". Calls ring until answered (any caller that can reach --sip), up to 4 at \
@@ -175,10 +176,13 @@ final class PhoneAgent: Sendable {
             case "transfer":
                 try transfer(words)
                 return true
+            case "conference":
+                guard let argument else { throw PhoneAgentError("conference needs a call's number") }
+                try await call(words.count > 2 ? words[2] : nil).conference(with: call(argument))
             case "calls":
                 for (number, call) in calls.withLock({ $0 }) { emit("call \(number) \(call.direction) \(call.remoteURI) \(call.state)") }
             default:
-                throw PhoneAgentError("unknown command (dial, answer, hangup, hold, resume, mute, unmute, reject, dtmf, transfer, calls, quit)")
+                throw PhoneAgentError("unknown command (dial, answer, hangup, hold, resume, mute, unmute, reject, dtmf, transfer, conference, calls, quit)")
             }
             emit("ok \(verb)")
         } catch {
