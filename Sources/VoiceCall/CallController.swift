@@ -50,6 +50,9 @@ public actor CallController {
         /// transferee, or a pickup) took the place of call `callID`, which ended as
         /// ``CallEndReason/replaced``; `by` is answered at once and has the audio.
         case replaced(callID: String, by: Call)
+        /// The registration (``register(at:expires:)``) changed: registering, registered with its
+        /// lifetime, failed with the registrar's status (and when it is tried again), unregistered.
+        case registration(SIPRegistrationState)
     }
 
     public let configuration: CallConfiguration
@@ -144,6 +147,8 @@ public actor CallController {
         listener = Task { [weak self] in
             for await sipCall in calls { await self?.incoming(sipCall) }
         }
+        let states = userAgent.registrationStates, broadcast = eventBroadcast
+        Task { for await state in states { broadcast.yield(.registration(state)) } }
     }
 
     /// The calls now (ringing, active or held), oldest first.
@@ -167,6 +172,9 @@ public actor CallController {
         guard let uri = SIPURI(registrar) else { throw .invalidTarget(registrar) }
         do { return try await userAgent.register(at: uri, expires: expires) } catch { throw .signalling("REGISTER: \(error)") }
     }
+
+    /// Where the registration stands now (its changes come as ``Event/registration(_:)``).
+    public nonisolated var registrationState: SIPRegistrationState { userAgent.registrationState }
 
     /// Removes the registration.
     public nonisolated func unregister() async throws(CallError) {

@@ -81,6 +81,8 @@ enum PhoneCall {
                 status.note("the peer transferred the call: calling \(to.remoteURI) (voicecall phone follows it)")
             case .replaced:
                 status.note("another call replaced this one")
+            case let .registration(state):
+                status.note("registration: \(state)")
             }
         }
     }

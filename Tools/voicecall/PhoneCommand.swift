@@ -18,7 +18,8 @@ struct PhoneCommand: AsyncParsableCommand {
             conference joins two calls in a three-way conference (holding or ending either ends it). \
             Events: "ready sip:...", "incoming ID URI", "state ID STATE", "peer-hold ID on|off", "dtmf ID KEY", \
             "transferred ID NEWID URI" (a peer transferred call ID: NEWID is our call to its target), \
-            "replaced ID NEWID URI" (call NEWID took call ID's place), "ok COMMAND", "error COMMAND: WHY". Calls ring until answered (any caller that can reach --sip), up to 4 at \
+            "replaced ID NEWID URI" (call NEWID took call ID's place), "registration STATE" (registering, \
+            registered, failed, unregistered, with the registrar), "ok COMMAND", "error COMMAND: WHY". Calls ring until answered (any caller that can reach --sip), up to 4 at \
             once (then 486). One call has the audio: answering or resuming another holds it.
             """
     )
@@ -110,6 +111,8 @@ final class PhoneAgent: Sendable {
                 emit("transferred \(number(of: from).map(String.init) ?? "?") \(track(to, announce: false)) \(to.remoteURI)")
             case let .replaced(id, by):
                 emit("replaced \(number(of: id).map(String.init) ?? "?") \(track(by, announce: false)) \(by.remoteURI)")
+            case let .registration(state):
+                emit("registration \(state)")
             default:
                 break
             }

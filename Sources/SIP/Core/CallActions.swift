@@ -178,5 +178,6 @@ extension CoreState {
         closed = true
         pendingTimers.removeAll()
         env.incoming.finish()
+        env.registrationStates.finish()
     }
 }

@@ -225,6 +225,8 @@ struct CoreEnvironment: Sendable {
     let resolver: DNSResolver
     let configuration: SIPUserAgent.Configuration
     let incoming: AsyncStream<SIPCall>.Continuation
+    /// Where ``SIPUserAgent/registrationStates`` comes from (buffering the newest).
+    let registrationStates: AsyncStream<SIPRegistrationState>.Continuation
     /// The bound host, nil for a wildcard bind.
     let boundHost: String?
 
@@ -261,6 +263,8 @@ struct CoreState: Sendable {
     var optionsWaiters: [ClientKey: CheckedContinuation<Result<SIPResponse, SIPError>, Never>] = [:]
     /// Our binding at a registrar, from the first REGISTER until it is removed.
     var registration: RegistrationRecord?
+    /// Where the registration stands (told to ``CoreEnvironment/registrationStates`` as it changes).
+    var registrationState: SIPRegistrationState = .unregistered
     var statistics = SIPStatistics()
     var closed = false
     var nextCallKey: CallKey = 1

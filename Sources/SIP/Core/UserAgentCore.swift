@@ -53,11 +53,11 @@ final class UserAgentCore: Sendable {
     private let thread = Mutex<LoopThread?>(nil)
 
     init(transports: SIPTransports, resolver: DNSResolver, configuration: SIPUserAgent.Configuration,
-         incoming: AsyncStream<SIPCall>.Continuation) {
+         incoming: AsyncStream<SIPCall>.Continuation, registrationStates: AsyncStream<SIPRegistrationState>.Continuation) {
         let bound = transports.udp.localAddress.host
         let wildcard = bound == "0.0.0.0" || bound == "::"
         environment = CoreEnvironment(transports: transports, resolver: resolver, configuration: configuration, incoming: incoming,
-                                      boundHost: wildcard ? nil : bound)
+                                      registrationStates: registrationStates, boundHost: wildcard ? nil : bound)
         state = Mutex(CoreState(env: environment))
     }
 

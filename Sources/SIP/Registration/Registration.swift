@@ -29,6 +29,8 @@ struct RegistrationRecord: Sendable {
     /// Refresh timers of older generations are ignored.
     var generation: UInt64 = 0
     var retriedMinExpires = false
+    /// Failed REGISTERs in a row (the retry waits double with each).
+    var failures = 0
     /// The registrar's realm, from the first challenge to our REGISTER that came from its
     /// address: credentials without a realm answer this one only (``SIPCredentials``).
     var realm: String?
@@ -80,6 +82,7 @@ extension CoreState {
         headers.add("Allow", allowHeaderValue)
         headers.add("User-Agent", env.configuration.userAgent)
         registration = record
+        if record.requestedExpires > 0, !registrationState.isRegistered { setRegistrationState(.registering(record.registrar)) }
         registration!.key = startClient(SIPRequest(method: .register, uri: record.registrar, headers: headers),
                                         to: record.destination, owner: .register)
     }
@@ -115,18 +118,22 @@ extension CoreState {
         guard record.requestedExpires > 0 else {
             logger.info("SIP: unregistered from \(record.registrar)")
             registration = nil
+            setRegistrationState(.unregistered)
             for waiter in record.waiters { waiter.resume(returning: .success(0)) }
             return
         }
         registration!.grantedExpires = granted
         registration!.waiters = []
+        registration!.failures = 0
+        setRegistrationState(.registered(record.registrar, expires: granted))
         schedule(.seconds(refreshDelay(granted)), .registration(registration!.generation))
         logger.info("SIP: registered \(record.addressOfRecord) at \(record.registrar) for \(granted) s")
         for waiter in record.waiters { waiter.resume(returning: .success(granted)) }
     }
 
     /// The REGISTER failed (refused, or no answer). Callers waiting hear why; a binding that
-    /// was live is tried again in 30 s, before it lapses if it can.
+    /// was live is tried again after ``SIPTimers/registrationRetry`` (30 s), doubling with each
+    /// failure in a row up to 20 times that.
     mutating func registerFailed(_ error: SIPError, key: ClientKey) {
         guard let record = registration, record.key == key else { return }
         if error == .timeout, failOverRegistration() { return }
@@ -136,8 +143,13 @@ extension CoreState {
         registration!.queuedExpires = nil
         if record.grantedExpires == nil || record.requestedExpires == 0 {
             registration = nil
+            setRegistrationState(record.requestedExpires == 0 ? .unregistered : .failed(record.registrar, error, retryIn: nil))
         } else {
-            schedule(.seconds(30), .registration(registration!.generation))
+            let wait = timers.registrationRetry * (1 << min(record.failures, 4))
+            let delay = min(wait, timers.registrationRetry * 20)
+            registration!.failures += 1
+            schedule(delay, .registration(registration!.generation))
+            setRegistrationState(.failed(record.registrar, error, retryIn: Int(delay.components.seconds)))
         }
         for waiter in record.waiters { waiter.resume(returning: .failure(error)) }
     }
@@ -160,6 +172,14 @@ extension CoreState {
             sendRegister()
         }
         registration = nil
+        setRegistrationState(.unregistered)
+    }
+
+    /// Records where the registration stands and tells the stream when that changed.
+    mutating func setRegistrationState(_ state: SIPRegistrationState) {
+        guard state != registrationState else { return }
+        registrationState = state
+        env.registrationStates.yield(state)
     }
 
     /// The lifetime granted to our Contact: its `expires` parameter in the 2xx, else the

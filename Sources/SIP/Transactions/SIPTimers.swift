@@ -29,6 +29,10 @@ public struct SIPTimers: Sendable, Hashable {
     /// The values of RFC 3261.
     public static let rfc3261 = SIPTimers()
 
+    /// The first wait before a failed REGISTER of a live binding is sent again: 60 × T1 (30 s);
+    /// it doubles with each failure in a row, up to 20 times this.
+    public var registrationRetry: Duration { t1 * 60 }
+
     /// 64 × T1: Timers B, F, H, J, L and M; also how long the UAS retransmits a 2xx without an ACK.
     public var transactionTimeout: Duration { t1 * 64 }
 }

@@ -161,6 +161,10 @@ public final class SIPUserAgent: Sendable {
     /// Finishes when the user agent closes.
     public let incomingCalls: AsyncStream<SIPCall>
 
+    /// Where the registration stands, each change once (``SIPRegistrationState``): one reader;
+    /// the 16 newest are kept for a slow one. Finishes when the user agent closes.
+    public let registrationStates: AsyncStream<SIPRegistrationState>
+
     private let core: UserAgentCore
     /// The machinery: for the agent's other files (resolving targets) and this module's tests.
     var machinery: UserAgentCore { core }
@@ -177,7 +181,10 @@ public final class SIPUserAgent: Sendable {
         }
         let (stream, continuation) = AsyncStream.makeStream(of: SIPCall.self)
         incomingCalls = stream
-        core = UserAgentCore(transports: transports, resolver: resolver, configuration: configuration, incoming: continuation)
+        let (states, stateContinuation) = AsyncStream.makeStream(of: SIPRegistrationState.self, bufferingPolicy: .bufferingNewest(16))
+        registrationStates = states
+        core = UserAgentCore(transports: transports, resolver: resolver, configuration: configuration, incoming: continuation,
+                             registrationStates: stateContinuation)
         core.startReceiving()
         configuration.logger.info("SIP user agent on \(transports.udp.localAddress)")
     }
@@ -264,6 +271,9 @@ public final class SIPUserAgent: Sendable {
         guard let registrar = core.withState({ $0.registration?.registrar }) else { return }
         _ = try await registration(at: registrar, expires: 0)
     }
+
+    /// Where the registration stands now.
+    public var registrationState: SIPRegistrationState { core.withState { $0.registrationState } }
 
     /// The registrar our binding is at (or being made or removed at); nil when there is none.
     public var registrar: SIPURI? { core.withState { $0.registration?.registrar } }
