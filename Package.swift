@@ -97,7 +97,7 @@ let package = Package(
         // SIP call setup (RFC 3261 over UDP): messages, transactions, dialogs, a user agent.
         .target(name: "SIP", dependencies: ["Platform", "DNS", "OpenSSL", logging]),
         // The call engine: calls, session lifecycle, media pipeline, SIP/SDP call setup.
-        .target(name: "VoiceCall", dependencies: ["AudioSession", "AudioIO", "VoiceProcessing", "RTP", "SIP", "SDP", "MediaNegotiation", "Opus", "Platform", "DSP", "SRTP", "OpenSSL", logging]),
+        .target(name: "VoiceCall", dependencies: ["AudioSession", "AudioIO", "VoiceProcessing", "RTP", "SIP", "SDP", "MediaNegotiation", "Opus", "Platform", "DSP", "SRTP", "OpenSSL", "WAV", logging]),
 
         // Beside the library, for tools and tests only: simulated rooms (impulse responses, echo
         // paths, drift), the simulated room device, the network impairment relay.
@@ -159,7 +159,7 @@ let package = Package(
         .testTarget(name: "RTPTests", dependencies: ["RTP", "Opus", "AudioAnalysis", "Platform", "Simulation", "SDP", "MediaNegotiation", "SRTP", "OpenSSL", "TestSupport"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "MediaNegotiation", "RTP", "Opus", "Platform", "SRTP", "TestSupport"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP", "DNS", "OpenSSL", "Platform", "SDP", "MediaNegotiation", "AudioAnalysis", "TestSupport"]),
-        .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "AudioSession", "AudioIO", "Simulation", "AudioAnalysis", "Opus", "RTP", "SIP", "SDP", "MediaNegotiation", "Platform", "SRTP", "OpenSSL", "TestSupport"]),
+        .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "AudioSession", "AudioIO", "Simulation", "AudioAnalysis", "Opus", "RTP", "SIP", "SDP", "MediaNegotiation", "Platform", "SRTP", "OpenSSL", "WAV", "TestSupport"]),
     ]
 )
 

@@ -139,6 +139,24 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
     /// The id of the call this one is in a conference with, if any.
     public var conferencePartnerID: String? { get async { await controller.conferencePartner(of: self) } }
 
+    /// Records the call's two directions to a stereo 16-bit WAV file at `path`, at the device's
+    /// rate: left what we send (the processed microphone, silence while muted), right what we
+    /// play. From now until ``stopRecording()`` or the call's end; while the call is held its
+    /// audio stops, and so does the file (it has no gap for the hold). The I/O thread copies
+    /// each period into a ring made with the call; a task writes it out every 100 ms.
+    ///
+    /// - Throws: ``CallError/invalidState(_:)`` when the call has no media or is being recorded;
+    ///   ``CallError/media(_:)`` when the file cannot be created.
+    public func startRecording(to path: String) async throws(CallError) { try await controller.startRecording(self, to: path) }
+
+    /// Stops the recording and waits until its file is complete.
+    ///
+    /// - Returns: the seconds the file holds.
+    /// - Throws: ``CallError/invalidState(_:)`` when no recording runs; ``CallError/media(_:)``
+    ///   when the file could not be written.
+    @discardableResult
+    public func stopRecording() async throws(CallError) -> Double { try await controller.stopRecording(self) }
+
     /// Mutes or unmutes the microphone: while muted the peer gets silence, and the voice
     /// processing keeps running on the real microphone, so the echo canceller stays converged
     /// and unmuting is clean at once.

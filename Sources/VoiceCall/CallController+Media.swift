@@ -192,6 +192,7 @@ extension CallController {
         guard let record = records[id] else { return }
         finishTransfer(id, .failure(.invalidState("the call ended (\(reason)) before its transfer did")))
         splitConference(id)
+        endRecording(id)
         stopMedia(id)
         record.call.apply(.ended(reason))
         record.ports?.release()

@@ -49,6 +49,8 @@ final class CallMedia: @unchecked Sendable {
     /// The other call of a three-way conference this call hosts (see "Conference" below):
     /// set and cleared only while the engine is stopped.
     var member: CallMedia?
+    /// The call's two directions for a recording (``CallRecordingJob``), pushed each period while one runs.
+    let recording: CallRecordingRing
     /// Three periods of scratch for the conference's mixes, made with the call.
     let mix: UnsafeMutableBufferPointer<Int16>
     /// The largest period the scratch holds.
@@ -87,6 +89,7 @@ final class CallMedia: @unchecked Sendable {
         codecLookaheadMs = Double(sender.lookaheadFrames) * 1000 / Double(rate)
         uplinkRecording = .allocate(capacity: max(1, Int(recordUplinkSeconds * Double(rate))))
         uplinkRecording.initialize(repeating: 0)
+        recording = CallRecordingRing(frames: 2 * rate)  // 2 s: the writer drains every 100 ms
         mixFrames = vp.maximumFramesPerPeriod
         mix = .allocate(capacity: 3 * mixFrames)
         mix.initialize(repeating: 0)
@@ -100,6 +103,9 @@ final class CallMedia: @unchecked Sendable {
 
     /// The processed uplink recorded so far (empty unless `recordUplinkSeconds` was given);
     /// sample `i` lines up with sample `i` of the device's capture.
+    /// The device's rate (samples per second).
+    var rate: Int { Int(sampleRate) }
+
     var recordedUplink: [Int16] { Array(uplinkRecording[0..<uplinkRecorded.load(ordering: .acquiring)]) }
 
     // MARK: Control
@@ -215,6 +221,7 @@ final class CallMedia: @unchecked Sendable {
                 .update(fromContentsOf: cycle.capture)
             uplinkRecorded.store(recorded + cycle.capture.count, ordering: .releasing)
         }
+        recording.push(sent: UnsafeBufferPointer(cycle.capture), played: UnsafeBufferPointer(cycle.playback))
         if conference {
             sendUplinks(cycle.capture, now: timing.hostTimeNanoseconds)
         } else {

@@ -66,6 +66,8 @@ struct CallRecord {
     var transferOutcome: AsyncStream<Result<Void, CallError>>.Continuation?
     /// For a call we placed because a peer referred us (REFER): the call whose peer hears how it goes.
     var referredBy: String?
+    /// The recording of the call's two directions, while one runs (``CallController/startRecording(_:to:)``).
+    var recording: CallRecordingJob?
     /// The other call of the three-way conference this call is in (``CallController/conference(_:with:)``).
     var conference: String?
 

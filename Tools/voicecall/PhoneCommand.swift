@@ -12,10 +12,13 @@ struct PhoneCommand: AsyncParsableCommand {
         abstract: "A softphone agent: commands on standard input, one event per line on standard output.",
         discussion: """
             Commands: dial URI, answer [ID], hangup [ID], hold [ID], resume [ID], mute [ID], unmute [ID], \
-            reject [ID] [STATUS], dtmf KEYS [ID], transfer URI|ID [ID], conference ID [ID], calls, quit (or \
+            reject [ID] [STATUS], dtmf KEYS [ID], transfer URI|ID [ID], conference ID [ID], record FILE [ID], stop-record [ID], \
+            calls, quit (or \
             the end of standard input). ID is the number of a call as its events give it; without one, the latest call. transfer \
             to a URI is blind, to a call's ID attended; its ok or error comes when the transfer is done. \
-            conference joins two calls in a three-way conference (holding or ending either ends it). \
+            conference joins two calls in a three-way conference (holding or ending either ends it). record \
+            writes the call's two directions to a stereo WAV file (left: sent, right: played) until stop-record \
+            or the call's end. \
             Events: "ready sip:...", "incoming ID URI", "state ID STATE", "peer-hold ID on|off", "dtmf ID KEY", \
             "transferred ID NEWID URI" (a peer transferred call ID: NEWID is our call to its target), \
             "replaced ID NEWID URI" (call NEWID took call ID's place), "registration STATE" (registering, \
@@ -179,13 +182,19 @@ final class PhoneAgent: Sendable {
             case "transfer":
                 try transfer(words)
                 return true
+            case "record":
+                guard let argument else { throw PhoneAgentError("record needs a WAV file's path") }
+                try await call(words.count > 2 ? words[2] : nil).startRecording(to: argument)
+            case "stop-record":
+                let seconds = try await call(argument).stopRecording()
+                emit("recorded \(String(format: "%.1f", seconds)) s")
             case "conference":
                 guard let argument else { throw PhoneAgentError("conference needs a call's number") }
                 try await call(words.count > 2 ? words[2] : nil).conference(with: call(argument))
             case "calls":
                 for (number, call) in calls.withLock({ $0 }) { emit("call \(number) \(call.direction) \(call.remoteURI) \(call.state)") }
             default:
-                throw PhoneAgentError("unknown command (dial, answer, hangup, hold, resume, mute, unmute, reject, dtmf, transfer, conference, calls, quit)")
+                throw PhoneAgentError("unknown command (dial, answer, hangup, hold, resume, mute, unmute, reject, dtmf, transfer, conference, record, stop-record, calls, quit)")
             }
             emit("ok \(verb)")
         } catch {
