@@ -11,8 +11,7 @@ import Synchronization
 final class JackPoller: Sendable {
     private let jacks: [String: Set<String>]  // control device -> jack names
     private let logger: Logger
-    private let running = Atomic<Bool>(false)
-    private let thread = Mutex<PlatformThread?>(nil)
+    private let monitor = MonitorThread()
 
     init(entries: [RouteMap.Entry], logger: Logger) {
         var jacks: [String: Set<String>] = [:]
@@ -22,9 +21,8 @@ final class JackPoller: Sendable {
     }
 
     func start(_ onChange: @escaping @Sendable (_ jack: String, _ control: String, _ plugged: Bool) -> Void) {
-        running.store(true, ordering: .releasing)
         let jacks = self.jacks, logger = self.logger
-        let body: @Sendable () -> Void = { [running = self] in
+        monitor.start(name: "callaudio-jack", logger: logger, what: "plug events") { monitor in
             var controls: [Control] = []
             for name in jacks.keys.sorted() {
                 do { controls.append(Control(name: name, device: try ControlDevice(name: name))) } catch {
@@ -32,7 +30,7 @@ final class JackPoller: Sendable {
                 }
             }
             guard !controls.isEmpty else { return }
-            while running.isRunning {
+            while monitor.isRunning {
                 for control in controls {
                     let changed = (try? control.device.waitForChanges(timeoutMilliseconds: 200 / Int32(controls.count))) ?? []
                     for element in changed where jacks[control.name]?.contains(element) == true {
@@ -41,12 +39,6 @@ final class JackPoller: Sendable {
                 }
             }
         }
-        var started: PlatformThread?
-        do { started = try startThread(name: "callaudio-jack", priority: nil, body: body) } catch {
-            logger.warning("cannot start the jack monitor thread (\(error)): no plug events")
-            return
-        }
-        thread.withLock { $0 = started.take() }
     }
 
     /// A control device in a list (non-copyable values cannot be array elements).
@@ -59,11 +51,7 @@ final class JackPoller: Sendable {
         }
     }
 
-    var isRunning: Bool { running.load(ordering: .acquiring) }
+    var isRunning: Bool { monitor.isRunning }
 
-    func stop() {
-        running.store(false, ordering: .releasing)
-        let t = thread.withLock { $0.take() }
-        t?.join()
-    }
+    func stop() { monitor.stop() }
 }

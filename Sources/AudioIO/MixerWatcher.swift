@@ -11,8 +11,7 @@ import Synchronization
 final class MixerWatcher: Sendable {
     private let mixers: [String]
     private let logger: Logger
-    private let running = Atomic<Bool>(false)
-    private let thread = Mutex<PlatformThread?>(nil)
+    private let monitor = MonitorThread()
 
     init(controls: [MixerControl], logger: Logger) {
         mixers = Array(Set(controls.map(\.mixer))).sorted()
@@ -22,9 +21,8 @@ final class MixerWatcher: Sendable {
     /// Starts the thread; `onChange` gets the control device whose elements changed.
     func start(_ onChange: @escaping @Sendable (_ mixer: String) -> Void) {
         guard !mixers.isEmpty else { return }
-        running.store(true, ordering: .releasing)
         let names = mixers, logger = self.logger
-        let body: @Sendable () -> Void = { [watcher = self] in
+        monitor.start(name: "callaudio-mixer", logger: logger, what: "volume events") { monitor in
             var open: [Watched] = []
             for name in names {
                 do { open.append(Watched(name: name, mixer: try Mixer(device: name))) } catch {
@@ -34,7 +32,7 @@ final class MixerWatcher: Sendable {
             guard !open.isEmpty else { return }
             // Each mixer waits its share of 60 ms: a change is seen within that of being made.
             let share = Int32(60 / open.count)
-            while watcher.running.load(ordering: .acquiring) {
+            while monitor.isRunning {
                 for watched in open {
                     do {
                         if try watched.mixer.waitForChanges(timeoutMilliseconds: share) { onChange(watched.name) }
@@ -45,12 +43,6 @@ final class MixerWatcher: Sendable {
                 }
             }
         }
-        var started: PlatformThread?
-        do { started = try startThread(name: "callaudio-mixer", priority: nil, body: body) } catch {
-            logger.warning("cannot start the mixer thread (\(error)): no volume events")
-            return
-        }
-        thread.withLock { $0 = started.take() }
     }
 
     /// A mixer in a list (non-copyable values cannot be array elements).
@@ -63,11 +55,7 @@ final class MixerWatcher: Sendable {
         }
     }
 
-    func stop() {
-        running.store(false, ordering: .releasing)
-        let t = thread.withLock { $0.take() }
-        t?.join()
-    }
+    func stop() { monitor.stop() }
 }
 
 extension MixerControl {
