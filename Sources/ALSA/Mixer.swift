@@ -73,9 +73,6 @@ public struct Mixer: ~Copyable {
                                : snd_mixer_selem_set_capture_volume_all(elem, value), "setting the volume of '\(element)'")
     }
 
-    /// Whether simple element `element` has a volume in `direction`.
-    public func hasVolume(_ element: String, _ direction: MixerDirection) -> Bool { (try? find(element, direction)) != nil }
-
     /// Whether the switch of simple element `element` in `direction` is on (its first channel:
     /// off is muted); nil when the element has no switch there.
     ///

@@ -23,31 +23,21 @@ final class JackPoller: Sendable {
     func start(_ onChange: @escaping @Sendable (_ jack: String, _ control: String, _ plugged: Bool) -> Void) {
         let jacks = self.jacks, logger = self.logger
         monitor.start(name: "callaudio-jack", logger: logger, what: "plug events") { monitor in
-            var controls: [Control] = []
+            var controls: [NamedHandle<ControlDevice>] = []
             for name in jacks.keys.sorted() {
-                do { controls.append(Control(name: name, device: try ControlDevice(name: name))) } catch {
+                do { controls.append(NamedHandle(name: name, handle: try ControlDevice(name: name))) } catch {
                     logger.debug("no jack events from \(name): \(error)")
                 }
             }
             guard !controls.isEmpty else { return }
             while monitor.isRunning {
                 for control in controls {
-                    let changed = (try? control.device.waitForChanges(timeoutMilliseconds: 200 / Int32(controls.count))) ?? []
+                    let changed = (try? control.handle.waitForChanges(timeoutMilliseconds: 200 / Int32(controls.count))) ?? []
                     for element in changed where jacks[control.name]?.contains(element) == true {
-                        onChange(element, control.name, (try? control.device.readSwitch(element)) ?? false)
+                        onChange(element, control.name, (try? control.handle.readSwitch(element)) ?? false)
                     }
                 }
             }
-        }
-    }
-
-    /// A control device in a list (non-copyable values cannot be array elements).
-    private final class Control {
-        let name: String
-        let device: ControlDevice
-        init(name: String, device: consuming ControlDevice) {
-            self.name = name
-            self.device = device
         }
     }
 

@@ -23,9 +23,9 @@ final class MixerWatcher: Sendable {
         guard !mixers.isEmpty else { return }
         let names = mixers, logger = self.logger
         monitor.start(name: "callaudio-mixer", logger: logger, what: "volume events") { monitor in
-            var open: [Watched] = []
+            var open: [NamedHandle<Mixer>] = []
             for name in names {
-                do { open.append(Watched(name: name, mixer: try Mixer(device: name))) } catch {
+                do { open.append(NamedHandle(name: name, handle: try Mixer(device: name))) } catch {
                     logger.debug("no volume events from mixer \(name): \(error)")
                 }
             }
@@ -35,23 +35,13 @@ final class MixerWatcher: Sendable {
             while monitor.isRunning {
                 for watched in open {
                     do {
-                        if try watched.mixer.waitForChanges(timeoutMilliseconds: share) { onChange(watched.name) }
+                        if try watched.handle.waitForChanges(timeoutMilliseconds: share) { onChange(watched.name) }
                     } catch {
                         logger.warning("mixer \(watched.name) stopped reporting: \(error)")
                         return
                     }
                 }
             }
-        }
-    }
-
-    /// A mixer in a list (non-copyable values cannot be array elements).
-    private final class Watched {
-        let name: String
-        let mixer: Mixer
-        init(name: String, mixer: consuming Mixer) {
-            self.name = name
-            self.mixer = mixer
         }
     }
 

@@ -11,6 +11,17 @@ func startThread(name: String, priority: Int32?, body: @escaping @Sendable () ->
     }
 }
 
+/// A handle the monitor thread owns, with the name it was opened by (non-copyable values
+/// cannot be array elements, so a list holds these).
+final class NamedHandle<Handle: ~Copyable> {
+    let name: String
+    let handle: Handle
+    init(name: String, handle: consuming Handle) {
+        self.name = name
+        self.handle = handle
+    }
+}
+
 /// A background thread that watches the hardware (jacks, mixers) until stopped: its body loops
 /// while ``isRunning``.
 ///
