@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "SRTP", targets: ["SRTP"]),
         .library(name: "SpanDSP", targets: ["SpanDSP"]),
         .library(name: "DNS", targets: ["DNS"]),
+        .library(name: "Janus", targets: ["Janus"]),
         .library(name: "Platform", targets: ["Platform"]),
         // For tests, demos and benches, never for a shipped softphone: simulated rooms and
         // devices, signal measurement, WAV files, the DSP kernels they use.
@@ -96,8 +97,10 @@ let package = Package(
         .target(name: "MediaNegotiation", dependencies: ["SDP", "RTP", "Opus", "Platform", "SRTP"]),
         // SIP call setup (RFC 3261 over UDP): messages, transactions, dialogs, a user agent.
         .target(name: "SIP", dependencies: ["Platform", "DNS", "OpenSSL", logging]),
+        // The Janus AudioBridge client (conference legs): Janus's HTTP API over URLSession.
+        .target(name: "Janus"),
         // The call engine: calls, session lifecycle, media pipeline, SIP/SDP call setup.
-        .target(name: "VoiceCall", dependencies: ["AudioSession", "AudioIO", "VoiceProcessing", "RTP", "SIP", "SDP", "MediaNegotiation", "Opus", "Platform", "DSP", "SRTP", "OpenSSL", "WAV", logging]),
+        .target(name: "VoiceCall", dependencies: ["AudioSession", "AudioIO", "VoiceProcessing", "RTP", "SIP", "SDP", "MediaNegotiation", "Opus", "Platform", "DSP", "SRTP", "OpenSSL", "WAV", "Janus", logging]),
 
         // Beside the library, for tools and tests only: simulated rooms (impulse responses, echo
         // paths, drift), the simulated room device, the network impairment relay.
@@ -107,7 +110,7 @@ let package = Package(
         .executableTarget(
             name: "voicecall",
             dependencies: [
-                "ToolSupport", "ALSA", "Opus", "SpeexDSP", "WAV", "AudioAnalysis", "RTP", "AudioIO", "AudioSession", "VoiceCall", "Simulation", "SIP", "VoiceProcessing", "Platform", "SDP", "MediaNegotiation",
+                "ToolSupport", "ALSA", "Opus", "SpeexDSP", "WAV", "AudioAnalysis", "RTP", "AudioIO", "AudioSession", "VoiceCall", "Simulation", "SIP", "VoiceProcessing", "Platform", "SDP", "MediaNegotiation", "Janus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/voicecall"
@@ -149,6 +152,7 @@ let package = Package(
         .testTarget(name: "SRTPTests", dependencies: ["SRTP", "TestSupport"]),
         .testTarget(name: "SpanDSPTests", dependencies: ["SpanDSP", "WAV", "TestSupport"]),
         .testTarget(name: "DNSTests", dependencies: ["DNS", "Platform", "TestSupport"]),
+        .testTarget(name: "JanusTests", dependencies: ["Janus", "Platform", "TestSupport"]),
         .testTarget(name: "SpeexDSPTests", dependencies: ["SpeexDSP", "WAV", "TestSupport"]),
         .testTarget(name: "WAVTests", dependencies: ["WAV", "TestSupport"]),
         .testTarget(name: "AudioAnalysisTests", dependencies: ["AudioAnalysis", "DSP", "Platform", "TestSupport"]),
@@ -159,7 +163,7 @@ let package = Package(
         .testTarget(name: "RTPTests", dependencies: ["RTP", "Opus", "AudioAnalysis", "Platform", "Simulation", "SDP", "MediaNegotiation", "SRTP", "OpenSSL", "TestSupport"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "MediaNegotiation", "RTP", "Opus", "Platform", "SRTP", "TestSupport"]),
         .testTarget(name: "SIPTests", dependencies: ["SIP", "DNS", "OpenSSL", "Platform", "SDP", "MediaNegotiation", "AudioAnalysis", "TestSupport"]),
-        .testTarget(name: "VoiceCallTests", dependencies: ["VoiceCall", "AudioSession", "AudioIO", "Simulation", "AudioAnalysis", "Opus", "RTP", "SIP", "SDP", "MediaNegotiation", "Platform", "SRTP", "OpenSSL", "WAV", "TestSupport"]),
+        .testTarget(name: "VoiceCallTests", dependencies: ["Janus", "VoiceCall", "AudioSession", "AudioIO", "Simulation", "AudioAnalysis", "Opus", "RTP", "SIP", "SDP", "MediaNegotiation", "Platform", "SRTP", "OpenSSL", "WAV", "TestSupport"]),
     ]
 )
 

@@ -99,18 +99,19 @@ public enum AudioSDP {
         let rtcpPort = m.attribute("rtcp").flatMap { value in Int(value.split(separator: " ").first ?? "") }
         // Events on the audio's clock (RFC 4733 section 2.1); Opus streams also take 8 kHz ones.
         let clocks = codec == .opus ? [48000, 8000] : [codec.rtpClockRate]
-        return AudioStreamDescription(
-            address: connection.address, port: m.port, rtcpPort: rtcpPort, rtcpMux: m.has("rtcp-mux"),
-            payloadType: payloadType, direction: description.direction(of: m),
+        var stream = AudioStreamDescription(
+            address: connection.address, port: m.port, payloadType: payloadType, codec: codec,
             parameters: codec == .opus ? OpusFormatParameters(parsing: m.formatParameters(for: "\(payloadType)") ?? "") : .init(),
-            ptime: m.attribute("ptime").flatMap { Int($0.trimmingSpaces) },
-            maxptime: m.attribute("maxptime").flatMap { Int($0.trimmingSpaces) },
-            telephoneEvents: clocks.lazy.compactMap { rate -> TelephoneEventFormat? in
-                guard let events = m.payloadType(for: "telephone-event/\(rate)").flatMap(UInt8.init),
-                      events < 128, events != payloadType else { return nil }
-                return TelephoneEventFormat(payloadType: events, clockRate: rate)
-            }.first,
-            codec: codec, comfortNoise: codec.rtpClockRate == 8000 ? comfortNoiseType(in: m, besides: payloadType) : nil)
+            direction: description.direction(of: m), rtcpMux: m.has("rtcp-mux"), rtcpPort: rtcpPort,
+            ptime: m.attribute("ptime").flatMap { Int($0.trimmingSpaces) })
+        stream.maxptime = m.attribute("maxptime").flatMap { Int($0.trimmingSpaces) }
+        stream.telephoneEvents = clocks.lazy.compactMap { rate -> TelephoneEventFormat? in
+            guard let events = m.payloadType(for: "telephone-event/\(rate)").flatMap(UInt8.init),
+                  events < 128, events != payloadType else { return nil }
+            return TelephoneEventFormat(payloadType: events, clockRate: rate)
+        }.first
+        stream.comfortNoise = codec.rtpClockRate == 8000 ? comfortNoiseType(in: m, besides: payloadType) : nil
+        return stream
     }
 
     /// The payload type `m` gives comfort noise at 8 kHz (`CN/8000`, or 13 without an rtpmap).

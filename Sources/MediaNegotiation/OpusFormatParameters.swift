@@ -100,4 +100,19 @@ public struct AudioStreamDescription: Sendable, Equatable {
     public var codec: AudioCodec = .opus
     /// Comfort noise's payload type (`CN/8000`, RFC 3389), with an 8 kHz codec; nil: none.
     public var comfortNoise: UInt8? = nil
+
+    /// A stream described without SDP (a conference server's plain-RTP address, say).
+    public init(address: String, port: Int, payloadType: UInt8, codec: AudioCodec = .opus,
+                parameters: OpusFormatParameters = OpusFormatParameters(), direction: MediaDirection = .sendrecv,
+                rtcpMux: Bool = true, rtcpPort: Int? = nil, ptime: Int? = nil) {
+        self.address = address
+        self.port = port
+        self.payloadType = payloadType
+        self.codec = codec
+        self.parameters = parameters
+        self.direction = direction
+        self.rtcpMux = rtcpMux
+        self.rtcpPort = rtcpPort
+        self.ptime = ptime
+    }
 }

@@ -116,6 +116,7 @@ extension NetworkLoop {
     }
 
     func sendReport(now: UInt64, goodbye: Bool) {
+        guard configuration.sendsRTCP else { return }
         let last = state.lastFrame()
         let weSent = last.frames != framesAtLastReport || (goodbye && last.frames > 0)
         framesAtLastReport = last.frames

@@ -41,6 +41,9 @@ public struct RTPSessionConfiguration: Sendable {
     /// Comfort noise (RFC 3389) as negotiated with the peer, received only (its silences played
     /// as noise at the level it describes); nil: none (its packets are dropped as another type).
     public var comfortNoisePayloadType: UInt8?
+    /// Whether RTCP reports go to the peer. A Janus AudioBridge plain-RTP port takes no RTCP: it
+    /// decodes every datagram as Opus.
+    public var sendsRTCP = true
     /// Clear RTP, SRTP with SDES keys, or DTLS-SRTP.
     public var protection: MediaProtection = .clear
 

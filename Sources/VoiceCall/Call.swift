@@ -1,4 +1,5 @@
 public import Platform
+public import Janus
 
 import RTP
 import Synchronization
@@ -78,6 +79,15 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
     /// - Throws: ``CallError/dtmf(_:)``, sending nothing, when the call has no media, the peer did
     ///   not accept telephone events, a key is not a DTMF key, or too many keys are waiting.
     public func sendDTMF(_ keys: String) async throws(CallError) { try await controller.sendDTMF(keys, on: self) }
+
+    /// The participants of the conference room this call is (``CallController/join(_:)``),
+    /// ourselves included, as Janus lists them now.
+    ///
+    /// - Throws: ``CallError/invalidState(_:)`` for a call that is not in a room,
+    ///   ``CallError/conference(_:)`` when Janus does not answer.
+    public func roomParticipants() async throws(CallError) -> [AudioBridgeParticipant] {
+        try await controller.participants(of: self)
+    }
 
     /// Declines an incoming call (486 Busy Here).
     public func reject() async { await controller.reject(self) }

@@ -98,11 +98,12 @@ extension CallController {
     /// once the call is established.
     func tellPeer(held: Bool, _ id: String) {
         heldCalls.set(id, held: held)
+        if let room = records[id]?.room { return room.setHeld(held) }
         let direction: MediaDirection = held ? .inactive : .sendrecv
-        guard let record = records[id], let ours = Self.description(in: record.sip.localDescription) else { return }
+        guard let sip = records[id]?.sip, let ours = Self.description(in: sip.localDescription) else { return }
         do {
             let offer = try AudioSDP.reoffer(ours, direction: direction)
-            try record.sip.reinvite(offer: .sdp(offer.text))
+            try sip.reinvite(offer: .sdp(offer.text))
         } catch {
             logger.info("call \(id): the peer is not told (\(direction)): \(error)")
         }
@@ -112,6 +113,7 @@ extension CallController {
     func setMuted(_ muted: Bool, on call: Call) {
         call.muted.store(muted, ordering: .relaxed)
         records[call.id]?.media?.setMuted(muted)
+        records[call.id]?.room?.setMuted(muted)
     }
 
     /// Declines a ringing incoming call with `status` and `reason`.
@@ -121,7 +123,7 @@ extension CallController {
         guard let record = records[call.id], call.state == .incomingRinging else {
             throw .invalidState("only an incoming call that is ringing can be rejected (\(call.state))")
         }
-        try? record.sip.reject(status: status, reason: reason ?? Self.reasonPhrase(status))
+        try? record.sip?.reject(status: status, reason: reason ?? Self.reasonPhrase(status))
         end(call.id, .rejected)
     }
 

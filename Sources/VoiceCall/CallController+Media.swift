@@ -30,6 +30,7 @@ extension CallController {
             var rtpConfiguration = try rtpConfiguration(toward: remote, from: ports, record: record,
                                                         sampleRate: device.format.sampleRate)
             rtpConfiguration.protection = try protection(for: security)
+            rtpConfiguration.sendsRTCP = record.room == nil
             record.security = security
             securities[id] = security
             let rtp = try RTPSession(configuration: rtpConfiguration, bound: ports.take(), logger: logger)
@@ -93,7 +94,7 @@ extension CallController {
         if configuration.mediaPath == nil {
             let declared = try Self.peerAddress(remote)
             rtpConfiguration.validator.expectedSource = declared
-            rtpConfiguration.validator.alternateSource = record.sip.remoteAddress.with(port: declared.port)
+            rtpConfiguration.validator.alternateSource = record.sip?.remoteAddress.with(port: declared.port)
         }
         rtpConfiguration.telephoneEvents = remote.telephoneEvents
         rtpConfiguration.comfortNoisePayloadType = remote.comfortNoise
@@ -182,7 +183,7 @@ extension CallController {
                 logger.error("call \(id): cannot open the audio device again: \(error)")
             }
         }
-        try? record.sip.bye()
+        try? record.sip?.bye()
         end(id, .deviceFailed("\(error)"))
     }
 
@@ -196,6 +197,7 @@ extension CallController {
         stopMedia(id)
         record.call.apply(.ended(reason))
         record.ports?.release()
+        if let room = record.room { Task { await room.close() } }
         records[id] = nil
         securities[id] = nil
         heldCalls.set(id, held: false)

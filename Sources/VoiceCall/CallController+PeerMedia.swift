@@ -88,7 +88,7 @@ extension CallController {
         let limit = UInt64(allowed.components.seconds) * 1_000_000_000 + UInt64(allowed.components.attoseconds / 1_000_000_000)
         guard now > heard, now - heard >= limit else { return true }
         logger.warning("call \(id): nothing from the peer for \(Double(now - heard) / 1e9) s: hanging up")
-        try? record.sip.bye()
+        try? record.sip?.bye()
         end(id, .mediaTimeout)
         return false
     }

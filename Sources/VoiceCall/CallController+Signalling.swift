@@ -134,7 +134,7 @@ extension CallController {
             then()
         } catch {
             logger.error("call \(id): cannot start media: \(error)")
-            try? records[id]?.sip.bye()
+            try? records[id]?.sip?.bye()
             if case .mediaSecurity = error as? CallError { end(id, .notAcceptable) } else { end(id, .failed("\(error)")) }
         }
     }

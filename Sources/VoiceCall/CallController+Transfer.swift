@@ -18,11 +18,11 @@ extension CallController {
     /// REFER whose `Refer-To` carries `Replaces` for `other`'s dialog). The target ends `other`
     /// when the transferee's INVITE replaces it.
     func transfer(_ call: Call, to other: Call) async throws(CallError) {
-        guard call.id != other.id, let record = records[other.id], let replaces = record.sip.replaces else {
-            throw .invalidState("an attended transfer needs another established call (\(other.state))")
+        guard call.id != other.id, let sip = records[other.id]?.sip, let replaces = sip.replaces else {
+            throw .invalidState("an attended transfer needs another established SIP call (\(other.state))")
         }
         // The target's address as its side of the dialog gives it (To or From), without parameters.
-        var uri = record.sip.remote.uri
+        var uri = sip.remote.uri
         uri.parameters = SIPParameters()
         try await transfer(call, referring: uri, replacing: replaces)
     }
@@ -32,7 +32,8 @@ extension CallController {
             throw .invalidState("only an active or held call can be transferred (\(call.state))")
         }
         guard record.transferOutcome == nil else { throw .invalidState("a transfer of this call is in progress") }
-        do { try record.sip.refer(to: uri, replacing: replacing) } catch { throw .signalling("REFER: \(error)") }
+        guard let sip = record.sip else { throw .invalidState("a conference room leg cannot be transferred") }
+        do { try sip.refer(to: uri, replacing: replacing) } catch { throw .signalling("REFER: \(error)") }
         let (outcome, continuation) = AsyncStream.makeStream(of: Result<Void, CallError>.self)
         records[call.id]?.transferOutcome = continuation
         logger.info("call \(call.id): transferring to \(uri)\(replacing == nil ? "" : " (attended)")")
@@ -44,7 +45,7 @@ extension CallController {
         guard final, let record = records[id] else { return }
         if (200..<300).contains(status) {
             finishTransfer(id, .success(()))
-            try? record.sip.bye()
+            try? record.sip?.bye()
             end(id, .transferred)
         } else {
             finishTransfer(id, .failure(.transferFailed(status: status, reason: reason)))
@@ -66,7 +67,7 @@ extension CallController {
     func referred(_ referral: SIPReferral, on call: Call) {
         guard let record = records[call.id] else { return }
         guard configuration.acceptsTransfers else {
-            try? record.sip.notifyReferral(status: 603, reason: "Decline")
+            try? record.sip?.notifyReferral(status: 603, reason: "Decline")
             return
         }
         do {
@@ -77,7 +78,7 @@ extension CallController {
         } catch {
             logger.notice("call \(call.id): cannot follow the peer's transfer to \(referral.target): \(error)")
             let (status, reason) = error == .busy ? (486, "Busy Here") : (503, "Service Unavailable")
-            try? record.sip.notifyReferral(status: status, reason: reason)
+            try? record.sip?.notifyReferral(status: status, reason: reason)
         }
     }
 
@@ -108,7 +109,7 @@ extension CallController {
     /// call `id` ends with a BYE (RFC 3891 section 3).
     func takeOver(_ id: String, by call: Call) async {
         guard let replaced = records[id] else { return }
-        try? replaced.sip.bye()
+        try? replaced.sip?.bye()
         end(id, .replaced)
         do {
             try await answer(call)

@@ -10,6 +10,7 @@ import Opus
 import RTP
 
 public import SIP
+public import Janus
 import Synchronization
 import VoiceProcessing
 
@@ -53,6 +54,9 @@ public actor CallController {
         /// The registration (``register(at:expires:)``) changed: registering, registered with its
         /// lifetime, failed with the registrar's status (and when it is tried again), unregistered.
         case registration(SIPRegistrationState)
+        /// Something happened in the conference room call `callID` is in (``join(_:)``):
+        /// participants joined, changed or left, someone talks.
+        case room(callID: String, AudioBridgeEvent)
     }
 
     public let configuration: CallConfiguration
@@ -287,12 +291,12 @@ public actor CallController {
     }
 
     func answer(_ call: Call) async throws(CallError) {
-        guard var record = records[call.id], call.direction == .incoming, call.state == .incomingRinging else {
+        guard var record = records[call.id], let sip = record.sip, call.direction == .incoming, call.state == .incomingRinging else {
             throw .invalidState("only an incoming call that is ringing can be answered (\(call.state))")
         }
         guard let offer = record.offer else { return try answerWithOffer(call, record) }
         do {
-            let ports = try PortReservation(host: record.sip.localHost)
+            let ports = try PortReservation(host: sip.localHost)
             let security = record.securityAnswer
             let (answer, remote) = try AudioSDP.answer(offer, address: ports.rtp, sessionID: UInt64.random(in: 1...UInt64(Int64.max)),
                                                       parameters: sdpParameters, ptime: configuration.codec.frameMilliseconds,
@@ -304,14 +308,14 @@ public actor CallController {
             // No RTP until the ACK or the peer's first packet (checked with the media watchdog).
             records[call.id]?.awaitsConsent = true
             records[call.id]?.media?.rtp.isSending = false
-            try record.sip.accept(answer: .sdp(answer.text))
+            try record.sip?.accept(answer: .sdp(answer.text))
             call.apply(.answer)
         } catch let error as CallError {
-            try? record.sip.reject(status: 500, reason: "Server Internal Error")
+            try? record.sip?.reject(status: 500, reason: "Server Internal Error")
             end(call.id, .failed("\(error)"))
             throw error
         } catch {
-            try? record.sip.reject(status: 488, reason: "Not Acceptable Here")
+            try? record.sip?.reject(status: 488, reason: "Not Acceptable Here")
             end(call.id, .notAcceptable)
             throw .media("\(error)")
         }
@@ -323,16 +327,16 @@ public actor CallController {
         var record = record
         let ports: PortReservation
         do {
-            try configuration.mediaSecurity.checkOffer(overSecureSignalling: record.sip.transport == .tls)
+            try configuration.mediaSecurity.checkOffer(overSecureSignalling: record.sip?.transport == .tls)
         } catch {
-            try? record.sip.reject(status: 488, reason: "Not Acceptable Here")
+            try? record.sip?.reject(status: 488, reason: "Not Acceptable Here")
             end(call.id, .notAcceptable)
             throw .mediaSecurity("\(error)")
         }
         do {
-            ports = try PortReservation(host: record.sip.localHost)
+            ports = try PortReservation(host: record.sip?.localHost ?? "0.0.0.0")
         } catch {
-            try? record.sip.reject(status: 500, reason: "Server Internal Error")
+            try? record.sip?.reject(status: 500, reason: "Server Internal Error")
             end(call.id, .failed("\(error)"))
             throw error
         }
@@ -345,7 +349,7 @@ public actor CallController {
         record.securityOffer = security
         records[call.id] = record
         do {
-            try record.sip.accept(answer: .sdp(offer.text))
+            try record.sip?.accept(answer: .sdp(offer.text))
         } catch {
             end(call.id, .failed("\(error)"))
             throw .signalling("\(error)")
@@ -355,16 +359,19 @@ public actor CallController {
 
     func reject(_ call: Call) async {
         guard let record = records[call.id], call.state == .incomingRinging else { return }
-        try? record.sip.reject(status: 486, reason: "Busy Here")
+        try? record.sip?.reject(status: 486, reason: "Busy Here")
         end(call.id, .rejected)
     }
 
     func hangUp(_ call: Call) async {
         guard let record = records[call.id] else { return }
         switch call.state {
-        case .outgoingRinging: try? record.sip.cancel(); end(call.id, .cancelled)
-        case .incomingRinging: try? record.sip.reject(status: 603, reason: "Decline"); end(call.id, .rejected)
-        case .active, .held: try? record.sip.bye(); end(call.id, .localHangUp)
+        case .outgoingRinging: try? record.sip?.cancel(); end(call.id, .cancelled)
+        case .incomingRinging: try? record.sip?.reject(status: 603, reason: "Decline"); end(call.id, .rejected)
+        case .active, .held:
+            try? record.sip?.bye()
+            await record.room?.close()
+            end(call.id, .localHangUp)
         case .idle: end(call.id, .localHangUp)
         case .ended: break
         }

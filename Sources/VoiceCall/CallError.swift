@@ -21,6 +21,9 @@ public enum CallError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A transfer failed: the peer refused our REFER, or the call it placed to the target did
     /// not connect, with the SIP status and reason it reported. The call goes on.
     case transferFailed(status: Int, reason: String)
+    /// A conference room could not be joined or asked (``CallController/join(_:)``): Janus is
+    /// unreachable, the room does not exist or does not take plain-RTP participants.
+    case conference(String)
 
     public var description: String {
         switch self {
@@ -33,6 +36,7 @@ public enum CallError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .dtmf(why): "DTMF: \(why)"
         case let .mediaSecurity(why): "media encryption: \(why)"
         case let .transferFailed(status, reason): "transfer failed: \(status) \(reason)"
+        case let .conference(why): "conference: \(why)"
         }
     }
 }

@@ -37,7 +37,8 @@ final class CallSecurities: Sendable {
 /// What the controller keeps per call.
 struct CallRecord {
     let call: Call
-    let sip: SIPCall
+    /// How the call is signalled: a SIP dialog, or a conference room (``RoomLeg``).
+    let signalling: Signalling
     var ports: PortReservation?
     var offer: SessionDescription?
     /// The answer in a provisional response (early media), for a 2xx that does not repeat it.
@@ -71,9 +72,23 @@ struct CallRecord {
     /// The other call of the three-way conference this call is in (``CallController/conference(_:with:)``).
     var conference: String?
 
+    enum Signalling {
+        case sip(SIPCall)
+        case room(RoomLeg)
+    }
+
+    /// The call's SIP dialog (nil for a conference room leg).
+    var sip: SIPCall? { if case let .sip(sip) = signalling { sip } else { nil } }
+    /// The call's conference room (nil for a SIP call).
+    var room: RoomLeg? { if case let .room(room) = signalling { room } else { nil } }
+
     init(call: Call, sip: SIPCall, ports: PortReservation?, offer: SessionDescription? = nil) {
+        self.init(call: call, signalling: .sip(sip), ports: ports, offer: offer)
+    }
+
+    init(call: Call, signalling: Signalling, ports: PortReservation?, offer: SessionDescription? = nil) {
         self.call = call
-        self.sip = sip
+        self.signalling = signalling
         self.ports = ports
         self.offer = offer
     }

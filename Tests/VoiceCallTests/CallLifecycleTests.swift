@@ -15,12 +15,13 @@ final class Phone: Sendable {
     let system: AudioSystem
     let session: AudioSession
     let controller: CallController
-    /// - Parameters: `tone`: the talker's frequency; `echo`: how much of the loudspeaker the microphone hears.
+    /// - Parameters: `tone`: the talker's frequency; `talker`: 16 kHz speech instead of the tone;
+    ///   `echo`: how much of the loudspeaker the microphone hears.
     init(_ name: String, options: AudioSession.CategoryOptions = [], latching: MediaLatching = .whenUnreachable,
-         tone: Double = 300, echo: Float = 0.3, configure: (inout CallConfiguration) -> Void = { _ in }) throws {
+         tone: Double = 300, talker: [Float]? = nil, echo: Float = 0.3, configure: (inout CallConfiguration) -> Void = { _ in }) throws {
         system = AudioSystem(hardware: hardware)
         session = system.makeSession(name: name)
-        let speech = Tone.sine(frequency: tone, sampleRate: 16000, seconds: 1, amplitude: 0.05)
+        let speech = talker ?? Tone.sine(frequency: tone, sampleRate: 16000, seconds: 1, amplitude: 0.05)
         let log = DeviceLog()
         var configuration = CallConfiguration(sipAddress: "127.0.0.1:0", userName: name, audio: .device { format in
             let device = try SimulatedRoomDevice(.init(sampleRate: format.sampleRate, periodFrames: format.sampleRate / 50,

@@ -1,6 +1,7 @@
 import ToolSupport
 import AudioSession
 import Foundation
+import Janus
 import Synchronization
 import VoiceCall
 
@@ -36,6 +37,8 @@ enum PhoneCall {
         let connected = ContinuousClock.now
         await run(call, on: endpoint, from: connected, for: options.seconds, actions: actions, status: status)
         status.finish()
+        // A room leg's participants as Janus lists them at the end, ourselves included.
+        let participants = call.transport == "janus" ? (try? await call.roomParticipants())?.map { $0.display ?? "\($0.id)" } : nil
         await call.hangUp()  // nothing to do when the peer already did
         let reason = await call.ended()
         let duration = connected.duration(to: .now)
@@ -50,7 +53,7 @@ enum PhoneCall {
         return PhoneReport(statistics: statistics, direction: call.direction.rawValue, remote: call.remoteURI, transport: call.transport,
                            ended: "\(reason)", sessionActive: endpoint.session.isActive,
                            seconds: duration.seconds, dtmfReceived: received.withLock { $0 },
-                           output: written)
+                           output: written, roomParticipants: participants)
     }
 
     /// A key on the terminal, as an action for the call's loop.
@@ -83,7 +86,20 @@ enum PhoneCall {
                 status.note("another call replaced this one")
             case let .registration(state):
                 status.note("registration: \(state)")
+            case let .room(_, event):
+                status.note(describe(event))
             }
+        }
+    }
+
+    /// A room's event, for the status line.
+    private static func describe(_ event: AudioBridgeEvent) -> String {
+        switch event {
+        case let .participants(list): "in the room: " + list.map { "\($0.display ?? "\($0.id)")\($0.muted == true ? " (muted)" : "")" }.joined(separator: ", ")
+        case let .left(id): "participant \(id) left the room"
+        case let .talking(id, talks): "participant \(id) \(talks ? "talks" : "stopped talking")"
+        case .roomDestroyed: "the room was destroyed"
+        case let .serverGone(why): "the conference server went away: \(why)"
         }
     }
 
@@ -143,9 +159,12 @@ struct PhoneReport: Encodable {
     /// The DTMF keys the peer pressed.
     var dtmfReceived: String
     var output: String?
+    /// A conference leg's room, as Janus listed it before we left: the display names.
+    var roomParticipants: [String]?
 
     enum CodingKeys: String, CodingKey {
         case direction, remote, transport, ended, sessionActive = "session_active", seconds, dtmfReceived = "dtmf_received", output
+        case roomParticipants = "room_participants"
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -159,6 +178,7 @@ struct PhoneReport: Encodable {
         try c.encode(seconds, forKey: .seconds)
         try c.encode(dtmfReceived, forKey: .dtmfReceived)
         try c.encodeIfPresent(output, forKey: .output)
+        try c.encodeIfPresent(roomParticipants, forKey: .roomParticipants)
     }
 
     func print(json: Bool) {
@@ -183,6 +203,7 @@ struct PhoneReport: Encodable {
             ("session active after the call", "\(sessionActive)"),
             ("DTMF keys the peer pressed", dtmfReceived.isEmpty ? "-" : dtmfReceived),
         ] + (output.map { [("peer's voice written to", $0)] } ?? [])
+            + (roomParticipants.map { [("in the room at the end", $0.joined(separator: ", "))] } ?? [])
         let width = rows.map(\.0.count).max()! + 2
         for (name, value) in rows { Swift.print("  " + name.padding(toLength: width) + value) }
         if json {

@@ -38,7 +38,7 @@ struct PhoneOptions: ParsableArguments {
     var routeMap: String?
     @Option(help: "Instead of a microphone: this WAV file is the talker (any rate, mono or stereo).") var input: String?
     @Option(help: "Instead of a loudspeaker: write what we played (the peer's voice) to this WAV file.") var output: String?
-    @Option(help: "With WAV files: the room the phone is in (none, or speakerphone: a table 12 cm from the mic, 0.3 s reverberation).")
+    @Option(name: .customLong("acoustic-room"), help: "With WAV files: the room the phone is in (none, or speakerphone: a table 12 cm from the mic, 0.3 s reverberation).")
     var room: FileRoom = .none
     @Option(help: "Route at the start of the call: \(RouteChoice.allCases.map(\.rawValue).joined(separator: "|")).") var route: RouteChoice = .auto
     @Option(help: "Hang up after this many seconds of conversation (default: when the peer hangs up, q or Ctrl-C).") var seconds: Double?
@@ -150,7 +150,7 @@ struct PhoneOptions: ParsableArguments {
         guard choices <= 1 else { throw ValidationError("give one of --device, --route-map, or --input/--output") }
         try OpusOptions.check(OpusCallConfiguration(sampleRate: rate, bitrate: bitrate))
         if let seconds { guard seconds > 0, seconds <= 86_400 else { throw ValidationError("--seconds must be in (0, 86400]") } }
-        if room != .none, input == nil, output == nil { throw ValidationError("--room needs WAV files (--input/--output)") }
+        if room != .none, input == nil, output == nil { throw ValidationError("--acoustic-room needs WAV files (--input/--output)") }
         if proximityThreshold != nil, usesFiles { throw ValidationError("--proximity-threshold needs a sound card (--device or --route-map)") }
     }
 }

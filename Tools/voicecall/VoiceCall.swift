@@ -7,6 +7,6 @@ struct VoiceCall: AsyncParsableCommand {
         commandName: "voicecall",
         abstract: "CallAudio's command-line call tool.",
         version: callAudioVersion,
-        subcommands: [DemoCommand.self, ListenCommand.self, CallCommand.self, PhoneCommand.self, DevicesCommand.self, RTPCommand.self]
+        subcommands: [DemoCommand.self, ListenCommand.self, CallCommand.self, ConferenceCommand.self, PhoneCommand.self, DevicesCommand.self, RTPCommand.self]
     )
 }
