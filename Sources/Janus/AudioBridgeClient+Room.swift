@@ -16,6 +16,9 @@ extension AudioBridgeClient {
         public let payloadType: UInt8
     }
 
+    /// AudioBridge's error code for a room that exists already.
+    public static let roomExists = 486
+
     /// Whether room `room` exists.
     public func exists(room: UInt64) async throws(JanusError) -> Bool {
         let data = try await request(["request": .string("exists"), "room": .identifier(room)])
@@ -44,11 +47,12 @@ extension AudioBridgeClient {
     ///   - payloadType: the payload type of the Opus we send.
     ///   - fec: whether we send Opus in-band FEC (Janus decodes it on loss).
     ///   - pin: the room's PIN, if it has one.
+    ///   - bitrate: the bitrate of the Opus Janus sends us, bit/s (nil: libopus chooses).
     /// - Throws: ``JanusError/audioBridge(code:reason:)`` for a room that does not exist (485)
     ///   or does not allow plain-RTP participants; ``JanusError/malformed(_:)`` when the reply
     ///   has no RTP address.
     public func join(room: UInt64, display: String?, host: String, port: UInt16, payloadType: UInt8 = 111,
-                     fec: Bool = true, pin: String? = nil) async throws(JanusError) -> Joined {
+                     fec: Bool = true, pin: String? = nil, bitrate: Int? = nil) async throws(JanusError) -> Joined {
         var body: [String: JSONValue] = [
             "request": .string("join"), "room": .identifier(room),
             "rtp": .object(["ip": .string(host), "port": .integer(Int(port)), "payload_type": .integer(Int(payloadType)),
@@ -56,6 +60,7 @@ extension AudioBridgeClient {
         ]
         if let display { body["display"] = .string(display) }
         if let pin { body["pin"] = .string(pin) }
+        if let bitrate { body["bitrate"] = .integer(bitrate) }
         let data = try await request(body)
         guard data.audiobridge == "joined", let id = data.id else { throw .malformed("a join answered '\(data.audiobridge)'") }
         guard let rtp = data.rtp, let rtpPort = UInt16(exactly: rtp.port), rtpPort != 0 else {

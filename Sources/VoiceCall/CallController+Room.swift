@@ -35,12 +35,14 @@ extension CallController {
             if room.createsRoom, try await !client.exists(room: room.room) {
                 try await client.create(room: room.room, description: "CallAudio room \(room.room)")
             }
+        } catch .audioBridge(code: AudioBridgeClient.roomExists, _) {
+            // Another participant created it between our question and our request: it is there.
         } catch { throw .conference("\(error)") }
         let ports = try PortReservation(host: Self.localHost(toward: client.serverHost))
         let joined: AudioBridgeClient.Joined
         do {
             joined = try await client.join(room: room.room, display: room.display, host: ports.rtp.host, port: ports.rtp.port,
-                                           fec: configuration.codec.inbandFEC, pin: room.pin)
+                                           fec: configuration.codec.inbandFEC, pin: room.pin, bitrate: configuration.codec.bitrate)
             if room.expectedLoss > 0 { try await client.configure(expectedLoss: room.expectedLoss) }
         } catch {
             ports.release()
