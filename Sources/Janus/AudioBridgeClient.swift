@@ -168,7 +168,7 @@ public final class AudioBridgeClient: Sendable {
         if reply.janus == "ack" {
             reply = try await transactions.wait(for: transaction, timeout: Self.replyTimeout)
         } else {
-            transactions.fail(transaction, .closed)
+            transactions.forget(transaction)
         }
         if let error = reply.error { throw .server(code: error.code, reason: error.reason) }
         guard let data = reply.plugindata?.data else { throw .malformed("a \(reply.janus) without plugin data") }

@@ -68,6 +68,9 @@ final class Transactions: Sendable {
         waiter?.resume(returning: .failure(error))
     }
 
+    /// Stops expecting `transaction` (its reply came with the request's own).
+    func forget(_ transaction: String) { slots.withLock { $0[transaction] = nil } }
+
     /// Fails every request waiting, and any later one, with `closed`.
     func close() {
         closed.store(true, ordering: .releasing)

@@ -218,6 +218,8 @@ struct CostReport: Codable {
     var cpuPerCallPercent = 0.0, cpuPerCallWithRoomsPercent = 0.0, cpuPerTwoEndpointCallPercent = 0.0
     var bareCPUPerCallPercent = 0.0, ratio = 0.0, speed = 0.0
     var packetsSent = 0, packetsReceived = 0, packetsLost = 0, fecRecovered = 0, concealedMs = 0.0
+    /// The largest share of one endpoint's audio that was concealed, %.
+    var maxConcealedPercent = 0.0
 
     init(calls: Int, seconds: Double, rate: Int, paced: Bool) {
         self.calls = calls
@@ -267,8 +269,8 @@ struct CostReport: Codable {
         Swift.print(String(format: "frames coded with in-band FEC (until the first receiver report): calls %.1f %%, bare %.1f %%%@",
                            fecShare, bareFECShare,
                            bareFECShare < fecShare - 1 ? " (only the bare run's second half can code it: the ratio is too high; run longer)" : ""))
-        Swift.print(String(format: "packets sent %d, received %d, lost %d; FEC recovered %d; concealed %.1f s%@",
-                           packetsSent, packetsReceived, packetsLost, fecRecovered, concealedMs / 1000,
+        Swift.print(String(format: "packets sent %d, received %d, lost %d; FEC recovered %d; concealed %.1f s (at most %.2f %% of one endpoint's audio)%@",
+                           packetsSent, packetsReceived, packetsLost, fecRecovered, concealedMs / 1000, maxConcealedPercent,
                            paced ? "" : " (unpaced ends run at different speeds)"))
         if json { printJSONLine(self, snakeCase: true) }
     }

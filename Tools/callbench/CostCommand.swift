@@ -40,6 +40,8 @@ struct CostCommand: AsyncParsableCommand {
     @Option(name: .customLong("media-encryption"), help: "Media encryption of the calls: off, sdes (SRTP keyed in the SDP; keys allowed over the UDP signalling) or dtls (DTLS-SRTP).")
     var mediaEncryption = "off"
     @Option(help: "The calls' codec: opus, g722, pcmu or pcma.") var codec = "opus"
+    @Option(help: "Instead of SIP calls, every endpoint joins one room of this Janus (http://HOST:8088/janus) as a conference leg: 2 x --calls legs. Use with --paced: Janus mixes in real time.")
+    var janus: String?
     @Flag(help: "Print one JSON object as the last line.") var json = false
 
     func validate() throws {
@@ -123,7 +125,15 @@ struct CostCommand: AsyncParsableCommand {
             try CostEndpoint(name: i % 2 == 0 ? "caller\(i / 2)" : "callee\(i / 2)", side: i % 2, seed: UInt64(i + 1), setup)
         }
         var connected: [(Call, Call)] = []
-        for i in 0..<calls {
+        if let janus {
+            let room = ConferenceRoom(server: janus, room: UInt64.random(in: 100_000...999_999_999), createsRoom: true)
+            for i in 0..<calls {
+                await endpoints[2 * i].controller.start()
+                await endpoints[2 * i + 1].controller.start()
+                connected.append((try await endpoints[2 * i].controller.join(room), try await endpoints[2 * i + 1].controller.join(room)))
+            }
+        }
+        for i in 0..<(janus == nil ? calls : 0) {
             let (caller, callee) = (endpoints[2 * i].controller, endpoints[2 * i + 1].controller)
             await caller.start()
             await callee.start()
@@ -152,8 +162,10 @@ struct CostCommand: AsyncParsableCommand {
         let finished = CostClock.process()
         for (call, answered) in connected {
             await call.hangUp()
+            if janus != nil { await answered.hangUp() }
             _ = await answered.ended()
             for s in [await call.statistics, await answered.statistics] {
+                report.maxConcealedPercent = max(report.maxConcealedPercent, s.concealedMs / (10 * seconds))
                 report.packetsSent += s.packetsSent
                 report.packetsReceived += s.packetsReceived
                 report.packetsLost += s.packetsLost

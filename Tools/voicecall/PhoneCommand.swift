@@ -166,6 +166,14 @@ final class PhoneAgent: Sendable {
                 let call = try await endpoint.controller.dial(argument)
                 emit("calling \(track(call, announce: false)) \(argument)")
                 return true
+            case "join":
+                guard words.count >= 3, let room = UInt64(words[2]), words.count == 3 || words[3] == "create" else {
+                    throw PhoneAgentError("join needs Janus's URL and a room's number (then create, to create it)")
+                }
+                let call = try await endpoint.controller.join(ConferenceRoom(
+                    server: words[1], room: room, createsRoom: words.count > 3, display: endpoint.controller.configuration.userName))
+                emit("joined \(track(call, announce: false)) room \(room)")
+                return true
             case "answer": try await call(argument).answer()
             case "hangup": await (try call(argument)).hangUp()
             case "hold": try await call(argument).hold()
@@ -194,7 +202,7 @@ final class PhoneAgent: Sendable {
             case "calls":
                 for (number, call) in calls.withLock({ $0 }) { emit("call \(number) \(call.direction) \(call.remoteURI) \(call.state)") }
             default:
-                throw PhoneAgentError("unknown command (dial, answer, hangup, hold, resume, mute, unmute, reject, dtmf, transfer, conference, record, stop-record, calls, quit)")
+                throw PhoneAgentError("unknown command (dial, join, answer, hangup, hold, resume, mute, unmute, reject, dtmf, transfer, conference, record, stop-record, calls, quit)")
             }
             emit("ok \(verb)")
         } catch {
