@@ -96,7 +96,8 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
         while !stopping.load(ordering: .acquiring) {
             let now = MonotonicClock.nanoseconds()
             dtlsTimer(now: now)
-            let untilReport = max(0, Int((scheduler.nextDue - seconds(now)) * 1000))
+            // Without RTCP (a peer that takes none) no report is ever due.
+            let untilReport = configuration.sendsRTCP ? max(0, Int((scheduler.nextDue - seconds(now)) * 1000)) : 20
             let (rtpReady, rtcpReady, woken) = UDPSocket.waitReadable(rtp, rtcp, wake: outgoing?.wake, timeoutMs: min(20, untilReport))
             if woken { outgoing?.wake.drain() }
             sendQueued()
@@ -112,7 +113,7 @@ final class NetworkLoop: ThreadLoop, @unchecked Sendable {
             if rtcpReady, let rtcp { drain(rtcp, isRTCPSocket: true) }
             state.publish(validator)
             let t = MonotonicClock.nanoseconds()
-            if seconds(t) >= scheduler.nextDue { reportTimer(now: t) }
+            if configuration.sendsRTCP, seconds(t) >= scheduler.nextDue { reportTimer(now: t) }
         }
         sendReport(now: MonotonicClock.nanoseconds(), goodbye: true)
         events.finish()

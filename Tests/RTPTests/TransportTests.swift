@@ -12,8 +12,8 @@ import WAV
 @Suite("RTP sessions on loopback")
 struct TransportTests {
     /// Two sessions on loopback; the first sends `seconds` of speech, both run their I/O cycle.
-    static func call(host: String = "127.0.0.1", rtcpMux: Bool = false, codec: AudioCodec = .opus, seconds: Double,
-                     during: ((Int, SocketAddress) -> Void)? = nil) throws -> (RTPSession, RTPSession, [Int16]) {
+    static func call(host: String = "127.0.0.1", rtcpMux: Bool = false, codec: AudioCodec = .opus, sendsRTCP: Bool = true,
+                     seconds: Double, during: ((Int, SocketAddress) -> Void)? = nil) throws -> (RTPSession, RTPSession, [Int16]) {
         var lastError: (any Error)?
         for attempt in 0..<10 {
             let base = UInt16(20000 + Int.random(in: 0..<20000) / 2 * 2 + attempt)
@@ -26,7 +26,9 @@ struct TransportTests {
                     c.codec = codec
                     return c
                 }
-                let a = try RTPSession(configuration: configuration(aAddress, bAddress))
+                var aConfiguration = configuration(aAddress, bAddress)
+                aConfiguration.sendsRTCP = sendsRTCP
+                let a = try RTPSession(configuration: aConfiguration)
                 let b = try RTPSession(configuration: configuration(bAddress, aAddress))
                 return (a, b, try run(a, b, seconds: seconds, during: during))
             } catch let error as SocketError {
@@ -87,6 +89,15 @@ struct TransportTests {
         #expect(sb.packetsLost == 0 && sb.jitterMs < 5)
         #expect(sa.remoteReports >= 1 && sa.rttMs != nil && sa.rttMs! < 50)
         #expect(b.jitterMonitor.snapshot.packetsInserted >= 145 && b.jitterMonitor.snapshot.concealedMs < 100)
+        #expect(Levels.rms(received.map { Float($0) / 32768 }) > 0.01)
+    }
+
+    @Test("A session that sends no RTCP (a Janus room's port decodes every datagram as Opus): no report and no BYE leave it, media flows both ways")
+    func withoutRTCP() throws {
+        let (a, b, received) = try Self.call(rtcpMux: true, sendsRTCP: false, seconds: 3.5)
+        #expect(a.statistics.rtcpSent == 0 && b.statistics.rtcpReceived == 0)
+        #expect(b.statistics.rtcpSent >= 2 && a.statistics.rtcpReceived >= 1, "the peer's own reports still come and are read")
+        #expect(b.statistics.packetsReceived >= 170)
         #expect(Levels.rms(received.map { Float($0) / 32768 }) > 0.01)
     }
 
