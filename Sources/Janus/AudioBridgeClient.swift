@@ -21,7 +21,6 @@ public final class AudioBridgeClient: Sendable {
     let handleID: UInt64
     private let continuation: AsyncStream<AudioBridgeEvent>.Continuation
     private let transactions = Transactions()
-    private let tasks = Mutex<[Task<Void, Never>]>([])
     private let isClosed = Atomic<Bool>(false)
     /// Messages from the long poll that were not Janus's API (counted, dropped).
     private let malformed = Atomic<Int>(0)
@@ -49,7 +48,6 @@ public final class AudioBridgeClient: Sendable {
                                                      "transaction": .string(newTransaction())]).identifier()
         } catch {
             _ = try? await http.post([session], ["janus": .string("destroy"), "transaction": .string(newTransaction())])
-            http.close()
             throw error
         }
         let client = AudioBridgeClient(server: url, http: http, sessionID: session, handleID: handle)
@@ -57,23 +55,24 @@ public final class AudioBridgeClient: Sendable {
         return client
     }
 
+    /// Starts the long poll and the keepalives. Neither is cancelled (see `JanusHTTP.fetch`):
+    /// each stops at its next turn once the client is closed.
     private func start(keepaliveInterval: Duration) {
-        let poll = Task { [weak self] in _ = await self?.pollLoop() }
-        let keepalive = Task { [weak self] in
-            while !Task.isCancelled {
+        Task { [weak self] in _ = await self?.pollLoop() }
+        Task { [weak self] in
+            while true {
                 try? await Task.sleep(for: keepaliveInterval)
-                guard let self, !Task.isCancelled else { return }
+                guard let self, !self.isClosed.load(ordering: .acquiring) else { return }
                 _ = try? await self.http.post([self.sessionID], ["janus": .string("keepalive"), "transaction": .string(Self.newTransaction())])
             }
         }
-        tasks.withLock { $0 = [poll, keepalive] }
     }
 
     /// Reads the long poll until the client closes or the server is gone (three failures in a
     /// row, or Janus no longer knows the session).
     private func pollLoop() async {
         var failures = 0
-        while !Task.isCancelled, !isClosed.load(ordering: .acquiring) {
+        while !isClosed.load(ordering: .acquiring) {
             do {
                 let messages = try await http.poll(sessionID)
                 failures = 0
@@ -129,8 +128,6 @@ public final class AudioBridgeClient: Sendable {
         transactions.close()
         continuation.yield(.serverGone(why))
         continuation.finish()
-        tasks.withLock { $0.forEach { $0.cancel() } }
-        http.close()
     }
 
     /// The server's host name or address (where its RTP comes from).
@@ -143,12 +140,10 @@ public final class AudioBridgeClient: Sendable {
     /// finish. Safe to call more than once.
     public func close() async {
         guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        tasks.withLock { $0.forEach { $0.cancel() } }
         transactions.close()
         _ = try? await http.post([sessionID, handleID], ["janus": .string("detach"), "transaction": .string(Self.newTransaction())])
         _ = try? await http.post([sessionID], ["janus": .string("destroy"), "transaction": .string(Self.newTransaction())])
         continuation.finish()
-        http.close()
     }
 
     /// Sends `body` to the plugin. A request the plugin answers at once comes back in the

@@ -31,7 +31,16 @@ enum JSONValue: Encodable, Sendable {
 /// Thread safety: safe from any thread.
 struct JanusHTTP: Sendable {
     let base: URL
-    private let session: URLSession
+    /// One session for every client, never invalidated: invalidating one while a request may
+    /// still start on it is the race ``fetch(_:)`` avoids. Each client's long poll holds a
+    /// connection, so the cap per host is well above the legs one process runs.
+    private static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = pollTimeout
+        configuration.httpMaximumConnectionsPerHost = 1024
+        return URLSession(configuration: configuration)
+    }()
+    private var session: URLSession { Self.session }
     /// The largest reply read; Janus's replies here are a few kilobytes.
     static let maximumReply = 1 << 20
     /// How long a request may take, and a long poll (Janus answers one within 30 s).
@@ -42,9 +51,6 @@ struct JanusHTTP: Sendable {
         guard let base = URL(string: url), let scheme = base.scheme?.lowercased(), scheme == "http" || scheme == "https",
               base.host != nil else { throw .invalidURL(url) }
         self.base = base
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = Self.pollTimeout
-        session = URLSession(configuration: configuration)
     }
 
     /// The server's host name or address.
@@ -74,16 +80,23 @@ struct JanusHTTP: Sendable {
         return [try decode(JanusMessage.self, data)]
     }
 
-    func close() { session.invalidateAndCancel() }
-
     private func url(_ path: [UInt64]) -> URL {
         path.reduce(base) { $0.appendingPathComponent(String($1)) }
     }
 
+    /// Runs `request` in a task of its own, which a caller's cancellation does not reach:
+    /// FoundationNetworking 6.3 crashes when a task is cancelled as it completes ("a task that is
+    /// not in the registry", seen here when 32 legs hung up at once), so no request is ever
+    /// cancelled; each ends by its reply or its timeout.
     private func fetch(_ request: URLRequest) async throws(JanusError) -> Data {
+        let session = session
+        let result = await Task { () -> Result<(Data, URLResponse), any Error> in
+            do { return .success(try await session.data(for: request)) } catch { return .failure(error) }
+        }.value
         let data: Data, response: URLResponse
-        do { (data, response) = try await session.data(for: request) } catch {
-            throw .unreachable("\(request.url?.absoluteString ?? ""): \(error.localizedDescription)")
+        switch result {
+        case let .success(reply): (data, response) = reply
+        case let .failure(error): throw .unreachable("\(request.url?.absoluteString ?? ""): \(error.localizedDescription)")
         }
         guard let http = response as? HTTPURLResponse, http.statusCode == 200 else {
             throw .unreachable("\(request.url?.absoluteString ?? ""): HTTP \((response as? HTTPURLResponse)?.statusCode ?? 0)")
