@@ -42,10 +42,16 @@ struct TransactionsTests {
         await #expect(throws: JanusError.closed) { try await transactions.wait(for: "e", timeout: .seconds(5)) }
     }
 
-    @Test("A server that nothing answers at: unreachable, at once")
+    @Test("A server that nothing answers at: unreachable, without waiting for a long poll's timeout")
     func unreachable() async {
         let started = ContinuousClock.now
-        await #expect(throws: JanusError.self) { _ = try await AudioBridgeClient.connect(to: "http://127.0.0.1:1/janus") }
-        #expect(started.duration(to: .now) < .seconds(3))
+        do {
+            _ = try await AudioBridgeClient.connect(to: "http://127.0.0.1:1/janus")
+            Issue.record("connected to nothing")
+        } catch {
+            guard case .unreachable = error else { Issue.record("\(error)"); return }
+        }
+        // Refused at once; the bound is loose for a loaded machine (the parallel suites took 6 s once).
+        #expect(started.duration(to: .now) < .seconds(20))
     }
 }
