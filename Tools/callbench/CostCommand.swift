@@ -125,28 +125,9 @@ struct CostCommand: AsyncParsableCommand {
             try CostEndpoint(name: i % 2 == 0 ? "caller\(i / 2)" : "callee\(i / 2)", side: i % 2, seed: UInt64(i + 1), setup)
         }
         var connected: [(Call, Call)] = []
-        if let janus {
-            let room = ConferenceRoom(server: janus, room: UInt64.random(in: 100_000...999_999_999), createsRoom: true)
-            for i in 0..<calls {
-                await endpoints[2 * i].controller.start()
-                await endpoints[2 * i + 1].controller.start()
-                connected.append((try await endpoints[2 * i].controller.join(room), try await endpoints[2 * i + 1].controller.join(room)))
-            }
-        }
-        for i in 0..<(janus == nil ? calls : 0) {
-            let (caller, callee) = (endpoints[2 * i].controller, endpoints[2 * i + 1].controller)
-            await caller.start()
-            await callee.start()
-            let answering = Task { () -> Call? in
-                for await call in callee.incomingCalls { try? await call.answer(); return call }
-                return nil
-            }
-            let call = try await caller.dial("sip:callee@\(callee.sipAddress)")
-            guard await call.connected() == .active, let answered = await answering.value, answered.state == .active else {
-                throw CostError("call \(i) did not connect: \(call.state)")
-            }
-            connected.append((call, answered))
-        }
+        // Every leg of --janus joins one room; else each pair is a SIP call.
+        let room = janus.map { ConferenceRoom(server: $0, room: UInt64.random(in: 100_000...999_999_999), createsRoom: true) }
+        for i in 0..<calls { connected.append(try await connect(endpoints[2 * i], endpoints[2 * i + 1], number: i, in: room)) }
         report.setupCPUSeconds = CostClock.process().seconds - before.seconds
         setup.gate.open()
         var progress = (periods: 0, at: ContinuousClock.now)
@@ -185,6 +166,23 @@ struct CostCommand: AsyncParsableCommand {
         report.audioSeconds = Double(rooms.map(\.periods).reduce(0, +)) / 50
         report.roomCPUSeconds = rooms.map(\.roomSeconds).reduce(0, +)
         report.ioThreadCPUSeconds = rooms.map(\.threadSeconds).reduce(0, +)
+    }
+
+    /// Pair `number`: two legs in `room`, or `first` calling `second`; both ends once active.
+    private func connect(_ first: CostEndpoint, _ second: CostEndpoint, number i: Int, in room: ConferenceRoom?) async throws -> (Call, Call) {
+        let (caller, callee) = (first.controller, second.controller)
+        await caller.start()
+        await callee.start()
+        if let room { return (try await caller.join(room), try await callee.join(room)) }
+        let answering = Task { () -> Call? in
+            for await call in callee.incomingCalls { try? await call.answer(); return call }
+            return nil
+        }
+        let call = try await caller.dial("sip:callee@\(callee.sipAddress)")
+        guard await call.connected() == .active, let answered = await answering.value, answered.state == .active else {
+            throw CostError("call \(i) did not connect: \(call.state)")
+        }
+        return (call, answered)
     }
 }
 
