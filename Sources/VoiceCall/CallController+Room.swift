@@ -76,18 +76,12 @@ extension CallController {
             for await event in events {
                 guard let self else { return }
                 switch event {
-                case .roomDestroyed: await self.roomEnded(id, .failed("the conference room was destroyed"))
-                case let .serverGone(why): await self.roomEnded(id, .failed("the conference server went away: \(why)"))
+                case .roomDestroyed: await self.end(id, .failed("the conference room was destroyed"))
+                case let .serverGone(why): await self.end(id, .failed("the conference server went away: \(why)"))
                 default: await self.eventBroadcast.yield(.room(callID: id, event))
                 }
             }
         }
-    }
-
-    private func roomEnded(_ id: String, _ reason: CallEndReason) {
-        guard records[id] != nil else { return }
-        logger.warning("call \(id) ended: \(reason)")
-        end(id, reason)
     }
 
     /// The participants of the room call `call` is in, ourselves included.
