@@ -34,7 +34,7 @@ let package = Package(
         .library(name: "Platform", targets: ["Platform"]),
         // For tests, demos and benches, never for a shipped softphone: simulated rooms and
         // devices, signal measurement, WAV files, the DSP kernels they use.
-        .library(name: "CallAudioTesting", targets: ["Simulation", "AudioAnalysis", "WAV", "DSP"]),
+        .library(name: "CallAudioTesting", targets: ["Simulation", "SIPEmbedded", "AudioAnalysis", "WAV", "DSP"]),
         .executable(name: "voicecall", targets: ["voicecall"]),
         .executable(name: "callbench", targets: ["callbench"]),
     ],
@@ -105,6 +105,8 @@ let package = Package(
         // Beside the library, for tools and tests only: simulated rooms (impulse responses, echo
         // paths, drift), the simulated room device, the network impairment relay.
         .target(name: "Simulation", dependencies: ["AudioIO", "AudioAnalysis", "DSP", "Platform", "SpeexDSP", "WAV"]),
+        // SIP user agents and hand-written peers on an in-memory network on virtual time.
+        .target(name: "SIPEmbedded", dependencies: ["SIP", "Platform"]),
 
         // Executables.
         .executableTarget(
@@ -162,7 +164,7 @@ let package = Package(
         .testTarget(name: "VoiceProcessingTests", dependencies: ["VoiceProcessing", "Simulation", "AudioAnalysis", "DSP", "Platform", "TestSupport"]),
         .testTarget(name: "RTPTests", dependencies: ["RTP", "Opus", "AudioAnalysis", "Platform", "Simulation", "SDP", "MediaNegotiation", "SRTP", "OpenSSL", "TestSupport"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP", "MediaNegotiation", "RTP", "Opus", "Platform", "SRTP", "TestSupport"]),
-        .testTarget(name: "SIPTests", dependencies: ["SIP", "DNS", "OpenSSL", "Platform", "SDP", "MediaNegotiation", "AudioAnalysis", "TestSupport"]),
+        .testTarget(name: "SIPTests", dependencies: ["SIP", "SIPEmbedded", "DNS", "OpenSSL", "Platform", "SDP", "MediaNegotiation", "AudioAnalysis", "TestSupport"]),
         .testTarget(name: "VoiceCallTests", dependencies: ["Janus", "VoiceCall", "AudioSession", "AudioIO", "Simulation", "AudioAnalysis", "Opus", "RTP", "SIP", "SDP", "MediaNegotiation", "Platform", "SRTP", "OpenSSL", "WAV", "TestSupport"]),
     ]
 )

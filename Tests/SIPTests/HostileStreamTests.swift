@@ -76,7 +76,7 @@ struct HostileStreamTests {
         let address = try #require(agent.listeningAddress(for: .tcp))
         var sockets: [TCPSocket] = []
         for _ in 0..<10 { sockets.append(try await Self.connect(to: address)) }
-        #expect(await eventually { agent.connectionCount == 4 && agent.machinery.environment.transports.connectionsRefused == 6 })
+        #expect(await eventually { agent.connectionCount == 4 && (agent.machinery.environment.network as! SIPTransports).connectionsRefused == 6 })
         // A refused socket reads end-of-file; a kept one still gets answers.
         var buffer = [UInt8](repeating: 0, count: 4096)
         let refused = await eventually {

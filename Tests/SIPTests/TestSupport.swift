@@ -42,35 +42,68 @@ func opusSDP(port: Int, session: String = "1") -> SIPBody {
     """)
 }
 
-/// Collects what an async sequence yields, so a test can wait for a condition with a deadline.
+/// Collects what an async sequence yields, so a test can wait for a condition. Waiting does not
+/// poll: it resumes when an element arrives. The timeout is only a bound for a test that fails
+/// (on an embedded network every event is in the stream before the call that caused it returns).
 final class Recorder<Element: Sendable>: Sendable {
-    private let items = Mutex<[Element]>([])
-    private let finished = Atomic<Bool>(false)
+    private struct State {
+        var items: [Element] = []
+        var finished = false
+        /// Bumped by each element and by the end, so a waiter knows whether to look again.
+        var version = 0
+        var waiters: [(version: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        mutating func changed() {
+            version += 1
+            for waiter in waiters { waiter.continuation.resume() }
+            waiters.removeAll()
+        }
+    }
+
+    private let state = Mutex(State())
 
     init<S: AsyncSequence & Sendable>(_ sequence: S) where S.Element == Element {
         Task { [self] in
             do {
-                for try await item in sequence { items.withLock { $0.append(item) } }
+                for try await item in sequence {
+                    state.withLock {
+                        $0.items.append(item)
+                        $0.changed()
+                    }
+                }
             } catch {}
-            finished.store(true, ordering: .releasing)
+            state.withLock {
+                $0.finished = true
+                $0.changed()
+            }
         }
     }
 
-    var all: [Element] { items.withLock { $0 } }
-    var isFinished: Bool { finished.load(ordering: .acquiring) }
+    var all: [Element] { state.withLock { $0.items } }
+    var isFinished: Bool { state.withLock { $0.finished } }
 
-    /// Waits until `condition` holds for what has arrived, or `timeout` passes.
+    /// Waits until `condition` holds for what has arrived, the sequence ends, or `timeout` passes.
     @discardableResult
     func wait(timeout: Duration = patientWait, until condition: ([Element]) -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition(all) { return true }
-            try? await Task.sleep(for: .milliseconds(5))
+        let watchdog = Task { [self] in
+            try? await Task.sleep(until: deadline)
+            state.withLock { $0.changed() }
         }
-        return condition(all)
+        defer { watchdog.cancel() }
+        while true {
+            let (items, finished, version) = state.withLock { ($0.items, $0.finished, $0.version) }
+            if condition(items) { return true }
+            if finished || ContinuousClock.now >= deadline { return false }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                state.withLock { state in
+                    if state.version != version { continuation.resume() } else { state.waiters.append((version, continuation)) }
+                }
+            }
+        }
     }
 
-    /// Waits for the `count`-th element.
+    /// Waits for the `index`-th element.
     func element(_ index: Int, timeout: Duration = patientWait) async -> Element? {
         await wait(timeout: timeout) { $0.count > index }
         let items = all

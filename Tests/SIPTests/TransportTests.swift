@@ -126,7 +126,7 @@ struct TransportTests {
 
 extension SIPUserAgent {
     /// TCP and TLS connections open now.
-    var connectionCount: Int { machinery.environment.transports.connectionCount }
+    var connectionCount: Int { (machinery.environment.network as! SIPTransports).connectionCount }
 }
 
 /// The outbound proxy (RFC 3261 section 8.1.2): every request outside a dialog goes to it, with

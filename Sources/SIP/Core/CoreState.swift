@@ -220,7 +220,7 @@ struct NewCallInfo: Sendable {
 
 /// What does not change for the life of a user agent.
 struct CoreEnvironment: Sendable {
-    let transports: SIPTransports
+    let network: any SIPNetwork
     /// For the names the user configures (registrar, proxy, call target); used off the lock.
     let resolver: DNSResolver
     let configuration: SIPUserAgent.Configuration
@@ -232,14 +232,14 @@ struct CoreEnvironment: Sendable {
 
     var logger: Logger { configuration.logger }
     var timers: SIPTimers { configuration.timers }
-    func localPort(for transport: SIPTransportKind) -> UInt16 { transports.localPort(for: transport) }
+    func localPort(for transport: SIPTransportKind) -> UInt16 { network.localPort(for: transport) }
 
     /// The host for Via and Contact: configured, bound, or the local end of the route to `peer`.
     func advertisedHost(toward peer: SocketAddress?) -> String {
         if let host = configuration.advertisedHost { return host }
         if let boundHost { return boundHost }
         if let peer, let local = UDPSocket.localAddress(toward: peer) { return local.host }
-        return transports.udp.localAddress.family == .ipv6 ? "::1" : "127.0.0.1"
+        return network.localAddress.family == .ipv6 ? "::1" : "127.0.0.1"
     }
 }
 
@@ -275,7 +275,7 @@ struct CoreState: Sendable {
 
     init(env: CoreEnvironment) {
         self.env = env
-        rateLimiter = SourceRateLimiter(limits: env.configuration.limits)
+        rateLimiter = SourceRateLimiter(limits: env.configuration.limits, now: env.network.now)
     }
 
     var timers: SIPTimers { env.timers }
@@ -337,7 +337,7 @@ struct CoreState: Sendable {
     func destination(of dialog: Dialog, fallback: SIPHop) -> SIPHop {
         let uri = dialog.routeSet.first?.uri ?? dialog.remoteTarget
         let transport = uri.transport.flatMap(SIPTransportKind.init(uriParameter:)) ?? (uri.scheme == "sips" ? .tls : fallback.transport)
-        guard isIPLiteral(uri.host), env.transports.canSend(on: transport),
+        guard isIPLiteral(uri.host), env.network.canSend(on: transport),
               let address = try? SocketAddress(host: uri.host, port: uri.port ?? (transport == .tls ? 5061 : 5060)),
               address.family == fallback.address.family
         else { return fallback }

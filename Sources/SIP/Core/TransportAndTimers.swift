@@ -50,7 +50,7 @@ extension CoreState {
     /// The rate limits (``SIPLimits``): a source over its own rate still goes through when it is
     /// a peer we talk to, since its address may be spoofed by whoever floods us.
     private mutating func admit(_ source: SocketAddress) -> Bool {
-        let now = ContinuousClock.now
+        let now = env.network.now
         return rateLimiter.admit(source, now: now) || isKnownPeer(source) && rateLimiter.admitKnownPeer(now: now)
     }
 

@@ -40,23 +40,24 @@ struct TimerQueue {
     mutating func removeAll() { entries.removeAll() }
 }
 
-/// The user agent's machinery: the core's state behind a lock, its transports, its timers and
-/// the network thread.
+/// The user agent's machinery: the core's state behind a lock, its network and its timers.
+/// A socket network is driven by a network thread (``startReceiving(on:)``); an embedded one
+/// by its owner, through ``deliver(_:from:)`` and ``fireDueTimers()``.
 ///
 /// Thread safety: safe from any thread. Lock order: the core's lock is never held while the
-/// transports' or the timers' is taken (sends and timers are handed over after it is released).
-final class UserAgentCore: Sendable {
+/// network's or the timers' is taken (sends and timers are handed over after it is released).
+package final class UserAgentCore: Sendable {
     let environment: CoreEnvironment
     private let state: Mutex<CoreState>
     private let timers = Mutex(TimerQueue())
     private let running = Atomic<Bool>(true)
     private let thread = Mutex<LoopThread?>(nil)
 
-    init(transports: SIPTransports, resolver: DNSResolver, configuration: SIPUserAgent.Configuration,
+    init(network: any SIPNetwork, resolver: DNSResolver, configuration: SIPUserAgent.Configuration,
          incoming: AsyncStream<SIPCall>.Continuation, registrationStates: AsyncStream<SIPRegistrationState>.Continuation) {
-        let bound = transports.udp.localAddress.host
+        let bound = network.localAddress.host
         let wildcard = bound == "0.0.0.0" || bound == "::"
-        environment = CoreEnvironment(transports: transports, resolver: resolver, configuration: configuration, incoming: incoming,
+        environment = CoreEnvironment(network: network, resolver: resolver, configuration: configuration, incoming: incoming,
                                       registrationStates: registrationStates, boundHost: wildcard ? nil : bound)
         state = Mutex(CoreState(env: environment))
     }
@@ -73,27 +74,46 @@ final class UserAgentCore: Sendable {
             state.pendingIncoming.removeAll()
             return (result, queued.0, queued.1, queued.2)
         }
-        for send in sends where !environment.transports.send(send.bytes, to: send.hop, isResponse: send.isResponse) {
+        let network = environment.network
+        for send in sends where !network.send(send.bytes, to: send.hop, isResponse: send.isResponse) {
             environment.logger.debug("SIP: could not send to \(send.hop)")
         }
         if !newTimers.isEmpty {
-            let now = ContinuousClock.now
+            let now = network.now
             let wasFirst = timers.withLock { queue in
                 let before = queue.nextDeadline
                 for (delay, event) in newTimers { queue.add(event, at: now + delay) }
                 return before == nil || queue.nextDeadline! < before!
             }
-            if wasFirst { environment.transports.wake.signal() }  // the loop waits for an earlier deadline
+            if wasFirst { network.wakeLoop() }  // the loop waits for an earlier deadline
         }
         for info in incoming { environment.incoming.yield(SIPCall(core: self, info: info)) }
         return result
     }
 
-    /// Starts the network thread.
-    func startReceiving() {
+    /// Handles a message that arrived from `source` (the network thread's, or an embedded network's).
+    package func deliver(_ bytes: [UInt8], from source: SIPHop, truncated: Bool = false) {
+        withState { $0.receive(bytes, from: source, truncated: truncated) }
+    }
+
+    /// The earliest armed timer's deadline, nil when none is armed.
+    package var nextTimerDeadline: ContinuousClock.Instant? { timers.withLock { $0.nextDeadline } }
+
+    /// Fires the timers due at the network's time now, in deadline order (and those they arm
+    /// that are due at once).
+    package func fireDueTimers() {
+        while true {
+            let due = timers.withLock { $0.popDue(at: environment.network.now) }
+            guard !due.isEmpty else { return }
+            for event in due { withState { $0.timerFired(event) } }
+        }
+    }
+
+    /// Starts the network thread over the sockets of `transports`.
+    func startReceiving(on transports: SIPTransports) {
         thread.withLock { current in
             guard current == nil else { return }
-            let loop = LoopThread(name: "callaudio-sip", NetworkLoop(core: self))
+            let loop = LoopThread(name: "callaudio-sip", NetworkLoop(core: self, transports: transports))
             loop.start()
             current = loop
         }
@@ -101,14 +121,14 @@ final class UserAgentCore: Sendable {
 
     /// One turn of the network thread: waits for a socket or the next timer (at most 100 ms, so
     /// a stop is noticed), handles what arrived, then fires the timers that are due.
-    fileprivate func turn(scratch: UnsafeMutableRawBufferPointer) {
+    fileprivate func turn(_ transports: SIPTransports, scratch: UnsafeMutableRawBufferPointer) {
         let now = ContinuousClock.now
         var waitMs = 100
-        if let next = timers.withLock({ $0.nextDeadline }) {
+        if let next = nextTimerDeadline {
             waitMs = next <= now ? 0 : min(100, Int((next - now).nanoseconds / 1_000_000) + 1)
         }
-        environment.transports.service(timeoutMs: waitMs, scratch: scratch) { bytes, hop, truncated in
-            withState { $0.receive(bytes, from: hop, truncated: truncated) }
+        transports.service(timeoutMs: waitMs, scratch: scratch) { bytes, hop, truncated in
+            deliver(bytes, from: hop, truncated: truncated)
         } failed: { hop in
             withState { $0.transportFailed(hop) }
         }
@@ -122,10 +142,10 @@ final class UserAgentCore: Sendable {
         guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
         withState { $0.shutdown() }
         let loop = thread.withLock { $0.take() }
-        environment.transports.wake.signal()
+        environment.network.wakeLoop()
         loop?.stop()
         timers.withLock { $0.removeAll() }
-        environment.transports.closeAll()
+        environment.network.closeAll()
     }
 }
 
@@ -133,15 +153,19 @@ final class UserAgentCore: Sendable {
 /// (its `deinit`), which stops this loop.
 private final class NetworkLoop: ThreadLoop {
     private weak let core: UserAgentCore?
+    private let transports: SIPTransports
 
-    init(core: UserAgentCore) { self.core = core }
+    init(core: UserAgentCore, transports: SIPTransports) {
+        self.core = core
+        self.transports = transports
+    }
 
     func run(stopping: borrowing Atomic<Bool>) {
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
         defer { scratch.deallocate() }
         while !stopping.load(ordering: .acquiring) {
             guard let core, core.isRunning else { return }
-            core.turn(scratch: scratch)
+            core.turn(transports, scratch: scratch)
         }
     }
 }

@@ -17,7 +17,7 @@ extension SIPUserAgent {
             uri.parameters["transport"] = configuration.transport.uriParameter
         }
         var transports: Set<SIPTransportKind> = [.udp, .tcp]
-        if environment.transports.canSend(on: .tls) { transports.insert(.tls) }
+        if environment.network.canSend(on: .tls) { transports.insert(.tls) }
         let targets: [SIPServerTarget]
         do throws(SIPLocationError) {
             targets = try SIPServerLocator(resolver: environment.resolver, transports: transports).locate(uri)
@@ -35,7 +35,7 @@ extension SIPUserAgent {
             if let other = targets.first { throw .addressFamilyMismatch(other.address) }
             throw .unresolvableHost(uri.host)
         }
-        guard environment.transports.canSend(on: first.transport) else { throw .unsupportedTransport(first.transport.uriParameter) }
+        guard environment.network.canSend(on: first.transport) else { throw .unsupportedTransport(first.transport.uriParameter) }
         return Array(hops)
     }
 }

@@ -166,15 +166,26 @@ public final class SIPUserAgent: Sendable {
     public let registrationStates: AsyncStream<SIPRegistrationState>
 
     private let core: UserAgentCore
-    /// The machinery: for the agent's other files (resolving targets) and this module's tests.
-    var machinery: UserAgentCore { core }
+    /// The machinery: for the agent's other files (resolving targets), this module's tests and
+    /// the embedded network that drives it.
+    package var machinery: UserAgentCore { core }
 
     /// Binds the socket and starts the network thread.
     ///
     /// - Throws: ``SIPError/cannotListen(_:)`` when an address cannot be bound, or a TLS
     ///   file cannot be used; nothing is left open then.
-    public init(configuration: Configuration) throws(SIPError) {
+    public convenience init(configuration: Configuration) throws(SIPError) {
         let transports = try SIPTransports.make(for: configuration)
+        try self.init(configuration: configuration, network: transports)
+        core.startReceiving(on: transports)
+        configuration.logger.info("SIP user agent on \(transports.udp.localAddress)")
+    }
+
+    /// A user agent on `network`, which delivers its messages and fires its timers (an
+    /// embedded network on virtual time); `configuration.localAddress` is not bound.
+    ///
+    /// - Throws: ``SIPError/cannotListen(_:)`` when the DNS resolver cannot be set up.
+    package init(configuration: Configuration, network: any SIPNetwork) throws(SIPError) {
         let resolver: DNSResolver
         do { resolver = try DNSResolver(configuration.dnsServers.map { .servers($0) } ?? .system) } catch {
             throw .cannotListen("DNS: \(error)")
@@ -183,26 +194,19 @@ public final class SIPUserAgent: Sendable {
         incomingCalls = stream
         let (states, stateContinuation) = AsyncStream.makeStream(of: SIPRegistrationState.self, bufferingPolicy: .bufferingNewest(16))
         registrationStates = states
-        core = UserAgentCore(transports: transports, resolver: resolver, configuration: configuration, incoming: continuation,
+        core = UserAgentCore(network: network, resolver: resolver, configuration: configuration, incoming: continuation,
                              registrationStates: stateContinuation)
-        core.startReceiving()
-        configuration.logger.info("SIP user agent on \(transports.udp.localAddress)")
     }
 
     /// Closes the user agent (as ``close()``).
     deinit { core.close() }
 
     /// The bound address (with the actual port when bound to port 0).
-    public var localAddress: SocketAddress { core.environment.transports.udp.localAddress }
+    public var localAddress: SocketAddress { core.environment.network.localAddress }
 
     /// The address we listen on for `transport` (nil when we do not).
     public func listeningAddress(for transport: SIPTransportKind) -> SocketAddress? {
-        let transports = core.environment.transports
-        switch transport {
-        case .udp: return transports.udp.localAddress
-        case .tcp: return transports.tcpListener?.localAddress
-        case .tls: return transports.tlsListener?.localAddress
-        }
+        core.environment.network.listeningAddress(for: transport)
     }
 
     /// Our URI as peers should call it: `sip:user@host:port`.
