@@ -24,12 +24,14 @@ public final class EmbeddedSIPNetwork: Sendable {
     private struct State {
         var elapsed: Duration = .zero
         var agents: [SocketAddress: WeakCore] = [:]
-        var peers: [SocketAddress: EmbeddedSIPPeer] = [:]
+        var peers: [SocketAddress: WeakPeer] = [:]
         var queue: [Datagram] = []
         var head = 0
         var delivering = false
         var nextPort: UInt16 = 20_000
         var traffic = EmbeddedSIPTraffic()
+        var sent = 0
+        var waiters: [(count: Int, continuation: CheckedContinuation<Bool, Never>)] = []
     }
 
     private struct Datagram {
@@ -40,6 +42,10 @@ public final class EmbeddedSIPNetwork: Sendable {
 
     private struct WeakCore {
         weak var core: UserAgentCore?
+    }
+
+    private struct WeakPeer {
+        weak var peer: EmbeddedSIPPeer?
     }
 
     /// A datagram storm (two endpoints answering each other for ever) stops here.
@@ -77,7 +83,7 @@ public final class EmbeddedSIPNetwork: Sendable {
     public func makePeer(at address: SocketAddress? = nil) throws(SIPError) -> EmbeddedSIPPeer {
         let bound = try claim(address ?? Self.loopback)
         let peer = EmbeddedSIPPeer(network: self, address: bound)
-        state.withLock { $0.peers[bound] = peer }
+        state.withLock { $0.peers[bound] = WeakPeer(peer: peer) }
         return peer
     }
 
@@ -122,12 +128,41 @@ public final class EmbeddedSIPNetwork: Sendable {
 
     var now: ContinuousClock.Instant { origin + elapsed }
 
+    /// Waits until `count` datagrams have been sent on the network since it was made: for a
+    /// request an async API sends from another task (``SIPUserAgent/register(at:expires:)``).
+    /// `timeout` is wall-clock time, a bound for a test that fails; returns false at it.
+    public func waitForDatagrams(_ count: Int, timeout: Duration = .seconds(10)) async -> Bool {
+        let watchdog = Task { [self] in
+            try? await Task.sleep(for: timeout)
+            state.withLock { state in
+                for waiter in state.waiters { waiter.continuation.resume(returning: false) }
+                state.waiters.removeAll()
+            }
+        }
+        defer { watchdog.cancel() }
+        return await withCheckedContinuation { continuation in
+            state.withLock { state in
+                if state.sent >= count { continuation.resume(returning: true) } else { state.waiters.append((count, continuation)) }
+            }
+        }
+    }
+
+    /// Datagrams sent on the network since it was made.
+    public var datagramsSent: Int { state.withLock { $0.sent } }
+
     /// Sends a datagram from `source` (any address: a peer may spoof one) and delivers
     /// everything queued, unless another thread is already doing so.
     func transmit(_ bytes: [UInt8], from source: SocketAddress, to destination: SocketAddress) {
         let deliversNow = state.withLock { state in
             state.queue.append(Datagram(bytes: bytes, source: source, destination: destination))
             state.traffic.count(bytes.count, from: source, to: destination)
+            state.sent += 1
+            let sent = state.sent
+            state.waiters.removeAll { waiter in
+                guard waiter.count <= sent else { return false }
+                waiter.continuation.resume(returning: true)
+                return true
+            }
             guard !state.delivering else { return false }
             state.delivering = true
             return true
@@ -167,7 +202,7 @@ public final class EmbeddedSIPNetwork: Sendable {
             let datagram = state.queue[state.head]
             state.head += 1
             if let core = state.agents[datagram.destination]?.core { return (datagram, .agent(core)) }
-            if let peer = state.peers[datagram.destination] { return (datagram, .peer(peer)) }
+            if let peer = state.peers[datagram.destination]?.peer { return (datagram, .peer(peer)) }
             state.traffic.undeliverable += 1
             return (datagram, .nobody)
         }
@@ -222,9 +257,10 @@ public struct EmbeddedSIPTraffic: Sendable {
     }
 }
 
-/// One agent's side of the network: what its core sends through and reads the time from.
+/// One agent's side of the network: what its core sends through and reads the time from. It
+/// holds the network, which holds its agents and peers weakly.
 private final class AgentLink: SIPNetwork {
-    private weak let network: EmbeddedSIPNetwork?
+    private let network: EmbeddedSIPNetwork?
     let localAddress: SocketAddress
     private let origin = ContinuousClock.now
 

@@ -9,11 +9,13 @@ import Synchronization
 /// arrived; with `within:` they first move the network's time forward, timer by timer, until
 /// something arrives or that much virtual time has passed.
 ///
+/// It holds its network (which holds its peers and agents weakly).
+///
 /// Thread safety: safe from any thread.
 public final class EmbeddedSIPPeer: Sendable {
     /// Where it is bound.
     public let address: SocketAddress
-    private weak let network: EmbeddedSIPNetwork?
+    private let network: EmbeddedSIPNetwork?
     private let inbox = Mutex<[(bytes: [UInt8], source: SocketAddress)]>([])
 
     init(network: EmbeddedSIPNetwork, address: SocketAddress) {

@@ -4,14 +4,16 @@ import Foundation
 import SIP
 import Synchronization
 import Testing
+import SIPEmbedded
 import TestSupport
 
-/// The user agent against a peer that writes SIP by hand: timers and retransmissions over real
-/// UDP, dialog matching, and what a broken or hostile peer gets.
+/// The user agent against a peer that writes SIP by hand, on an embedded network with RFC 3261's
+/// timers on virtual time: each timer's exact schedule, retransmissions, dialog matching, and
+/// what a broken or hostile peer gets.
 @Suite("SIP user agent against a raw peer")
 struct ProtocolTests {
     /// An INVITE from `peer` to `agent`, as a test peer writes it.
-    static func invite(to agent: SIPUserAgent, from peer: RawPeer, callID: String = "raw-call", branch: String = "z9hG4bKraw1",
+    static func invite(to agent: SIPUserAgent, from peer: some HandWrittenPeer, callID: String = "raw-call", branch: String = "z9hG4bKraw1",
                        extra: [String] = [], body: String = opusSDP(port: 6000).text) -> String {
         sipText([
             "INVITE sip:bob@127.0.0.1:\(agent.localAddress.port) SIP/2.0",
@@ -26,7 +28,7 @@ struct ProtocolTests {
         ] + extra, body: body)
     }
 
-    static func inDialog(_ method: String, to agent: SIPUserAgent, from peer: RawPeer, callID: String = "raw-call",
+    static func inDialog(_ method: String, to agent: SIPUserAgent, from peer: some HandWrittenPeer, callID: String = "raw-call",
                          toTag: String, fromTag: String = "rawtag", cseq: Int = 2, branch: String = "z9hG4bKraw2",
                          extra: [String] = [], body: String = "") -> String {
         sipText([
@@ -40,111 +42,62 @@ struct ProtocolTests {
         ] + extra + (body.isEmpty ? [] : ["Content-Type: application/sdp"]), body: body)
     }
 
-    /// A call from the raw peer, answered by the agent and acknowledged: (agent, peer, call, events, the agent's tag).
-    static func establishedCall(answerChangedOffer: SIPUserAgent.OfferAnswerer? = nil) async throws
-        -> (SIPUserAgent, RawPeer, SIPCall, Recorder<SIPCallEvent>, String) {
-        let agent = try makeAgent(answerChangedOffer: answerChangedOffer), peer = try RawPeer()
+    /// A call from the peer, answered by the agent and acknowledged.
+    struct Established {
+        let network: EmbeddedSIPNetwork
+        let agent: SIPUserAgent
+        let peer: EmbeddedSIPPeer
+        let call: SIPCall
+        let events: Recorder<SIPCallEvent>
+        /// The agent's tag.
+        let tag: String
+    }
+
+    static func establishedCall(answerChangedOffer: SIPUserAgent.OfferAnswerer? = nil,
+                                configure: (inout SIPUserAgent.Configuration) -> Void = { _ in }) async throws -> Established {
+        let (network, agent, peer) = try EmbeddedSIPNetwork.agentAndPeer(answerChangedOffer: answerChangedOffer, configure: configure)
         let calls = Recorder(agent.incomingCalls)
         peer.send(invite(to: agent, from: peer), to: agent.localAddress)
         let call = try #require(await calls.element(0))
         let events = Recorder(call.events)
-        #expect(await peer.receiveResponse()?.statusCode == 100)
+        #expect(peer.receiveResponse()?.statusCode == 100)
         try call.accept(answer: opusSDP(port: 5000))
-        let ok = try #require(await peer.receiveResponse())
+        let ok = try #require(peer.receiveResponse())
         #expect(ok.statusCode == 200)
         let tag = try #require(try ok.headers.to().tag)
         peer.send(inDialog("ACK", to: agent, from: peer, toTag: tag, cseq: 1, branch: "z9hG4bKack"), to: agent.localAddress)
         #expect(await events.wait { $0 == [.confirmed(nil)] })
-        return (agent, peer, call, events, tag)
+        return Established(network: network, agent: agent, peer: peer, call: call, events: events, tag: tag)
     }
 
     /// A callee that rings and never answers: the call is cancelled at the ring timeout and ends
     /// as failed(408, "Ring Timeout") (Timer B stopped at the 180).
     @Test func aCallThatRingsForEverIsCancelled() async throws {
-        var configuration = SIPUserAgent.Configuration(localAddress: try SocketAddress(host: "127.0.0.1", port: 0), timers: .fast)
-        configuration.ringTimeout = .milliseconds(300)
-        let agent = try SIPUserAgent(configuration: configuration), peer = try RawPeer()
-        defer { agent.close() }
+        let (network, agent, peer) = try EmbeddedSIPNetwork.agentAndPeer(configure: { $0.ringTimeout = .seconds(180) })
         let call = try agent.invite(to: SIPURI(user: "raw", host: "127.0.0.1", port: peer.port), offer: opusSDP(port: 4000))
-        let events = Recorder(call.events)
-        guard case .request(let invite)? = await peer.receiveMessage() else { Issue.record("no INVITE"); return }
+        let invite = try #require(peer.next(.invite))
         peer.send(ReinviteTests.response(180, to: invite), to: agent.localAddress)
-        #expect(await events.endReason() == .failed(status: 408, reason: "Ring Timeout"))
-        #expect(await ReinviteTests.next(.cancel, at: peer) != nil)
-    }
-
-    @Test func inviteClientRetransmitsOnTimerAUntilAResponse() async throws {
-        // Timer D long enough that the 486's retransmission below still finds the transaction on a
-        // slow, loaded machine (with the 400 ms of `.fast` it missed it there).
-        var timers = SIPTimers.fast
-        timers.timerD = .seconds(10)
-        let agent = try makeAgent(timers: timers), peer = try RawPeer()
-        let call = try agent.invite(to: SIPURI(user: "raw", host: "127.0.0.1", port: peer.port), offer: opusSDP(port: 4000))
-        let events = Recorder(call.events)
-        // T1 = 40 ms: the INVITE at 0, 40, 120, 280 ms... (the exact schedule is checked in
-        // virtual time; here, that retransmissions happen and stop).
-        let first = await peer.collect(3)
-        guard first.count == 3, case .request(let inviteRequest)? = first.first else {
-            Issue.record("no INVITE")
-            return
-        }
-        #expect(Set(first.map { try? $0.headers.topVia().branch }).count == 1)  // retransmissions, same branch
-        #expect(inviteRequest.headers["User-Agent"] == "CallAudio")
-        #expect(try inviteRequest.headers.topVia().rport == 0)
-        #expect(try inviteRequest.headers.from().tag != nil)
-        #expect(try inviteRequest.headers.contacts().first?.uri.port == agent.localAddress.port)
-        #expect(inviteRequest.headers.contentType == "application/sdp")
-
-        // A 100 stops them.
-        let agentAddress = agent.localAddress
-        func reply(_ status: Int) -> [UInt8] {
-            var response = SIPResponse(statusCode: status, headers: inviteRequest.headers)
-            response.headers.remove("Contact")
-            response.headers.remove("Content-Type")
-            if status > 100 { response.headers.set("To", (inviteRequest.headers["To"] ?? "") + ";tag=peer") }
-            return response.serialized()
-        }
-        peer.send(reply(100), to: agentAddress)
-        #expect(await events.wait { $0 == [.trying] })
-        let sent = agent.statistics.retransmissionsSent
-        try await Task.sleep(for: .milliseconds(400))  // Timer A would have fired at least twice
-        #expect(agent.statistics.retransmissionsSent == sent)
-        _ = await peer.drain()
-
-        // A 486: the transaction ACKs it (same branch), and again for each retransmission.
-        peer.send(reply(486), to: agentAddress)
-        guard case .request(let ack)? = await peer.receiveMessage() else {
-            Issue.record("no ACK")
-            return
-        }
-        #expect(ack.method == .ack)
-        #expect(try ack.headers.topVia().branch == inviteRequest.headers.topVia().branch)
-        #expect(await events.endReason() == .failed(status: 486, reason: "Busy Here"))
-        peer.send(reply(486), to: agentAddress)
-        guard case .request(let again)? = await peer.receiveMessage() else {
-            Issue.record("no second ACK")
-            return
-        }
-        #expect(again.method == .ack)
-        #expect(agent.statistics.retransmissionsAbsorbed == 1)
-        #expect(agent.statistics.retransmissionsSent >= 3)
+        network.advance(by: .seconds(179))
+        #expect(call.state == .ringing)
+        network.advance(by: .seconds(1))
+        #expect(call.endReason == .failed(status: 408, reason: "Ring Timeout"))
+        #expect(peer.next(.cancel) != nil)
     }
 
     /// The raw peer as a callee: the agent's INVITE, and a way to answer it.
     struct Callee {
+        let network: EmbeddedSIPNetwork
         let agent: SIPUserAgent
-        let peer: RawPeer
+        let peer: EmbeddedSIPPeer
         let invite: SIPRequest
         let events: Recorder<SIPCallEvent>
         let call: SIPCall
 
-        init() async throws {
-            agent = try makeAgent()
-            peer = try RawPeer()
+        init(timers: SIPTimers = .rfc3261) throws {
+            (network, agent, peer) = try EmbeddedSIPNetwork.agentAndPeer(timers: timers)
             call = try agent.invite(to: SIPURI(user: "raw", host: "127.0.0.1", port: peer.port), offer: opusSDP(port: 4000))
             events = Recorder(call.events)
-            guard case .request(let request)? = await peer.receiveMessage() else { throw CancellationError() }
-            invite = request
+            invite = try #require(peer.next(.invite))
         }
 
         /// A response to the INVITE (or to `request`), with the callee's tag and Contact.
@@ -158,100 +111,126 @@ struct ProtocolTests {
             peer.send(SIPResponse(statusCode: status, headers: headers, body: body?.bytes ?? []).serialized(),
                       to: agent.localAddress)
         }
+    }
 
-        /// The next request the agent sends, skipping retransmitted INVITEs.
-        func nextRequest(_ method: SIPMethod) async -> SIPRequest? {
-            let deadline = ContinuousClock.now + .seconds(2)
-            while ContinuousClock.now < deadline {
-                if case .request(let r)? = await peer.receiveMessage(timeout: deadline - ContinuousClock.now),
-                   r.method == method {
-                    return r
-                }
-            }
-            return nil
+    /// Timer A doubles from T1 until a provisional response; a final one is ACKed by the
+    /// transaction (same branch), and again for each retransmission of it.
+    @Test func inviteClientRetransmitsOnTimerAUntilAResponse() async throws {
+        let callee = try Callee()
+        let (network, agent, peer, inviteRequest) = (callee.network, callee.agent, callee.peer, callee.invite)
+        #expect(inviteRequest.headers["User-Agent"] == "CallAudio")
+        #expect(try inviteRequest.headers.topVia().rport == 0)
+        #expect(try inviteRequest.headers.from().tag != nil)
+        #expect(try inviteRequest.headers.contacts().first?.uri.port == agent.localAddress.port)
+        #expect(inviteRequest.headers.contentType == "application/sdp")
+        // T1 = 500 ms: the INVITE again at 0.5, 1.5 and 3.5 s, each with the same branch.
+        var times: [Duration] = []
+        for _ in 0..<3 {
+            let again = try #require(peer.next(.invite, within: .seconds(10)))
+            #expect(try again.headers.topVia().branch == inviteRequest.headers.topVia().branch)
+            times.append(network.elapsed)
         }
+        #expect(times == [.milliseconds(500), .milliseconds(1500), .milliseconds(3500)])
+
+        // A 100 stops them.
+        callee.respond(100)
+        #expect(await callee.events.wait { $0 == [.trying] })
+        let sent = agent.statistics.retransmissionsSent
+        network.advance(by: .seconds(20))
+        #expect(agent.statistics.retransmissionsSent == sent)
+        #expect(peer.drain().isEmpty)
+
+        // A 486: the transaction ACKs it (same branch), and again for each retransmission.
+        callee.respond(486)
+        let ack = try #require(peer.next(.ack))
+        #expect(try ack.headers.topVia().branch == inviteRequest.headers.topVia().branch)
+        #expect(await callee.events.endReason() == .failed(status: 486, reason: "Busy Here"))
+        callee.respond(486)
+        #expect(peer.next(.ack) != nil)
+        #expect(agent.statistics.retransmissionsAbsorbed == 1)
+        #expect(agent.statistics.retransmissionsSent == 4)  // three INVITEs and the second ACK
+        // Timer D (32 s) ends the transaction: a 486 after it finds nothing to ACK.
+        network.advance(by: .seconds(32))
+        callee.respond(486)
+        #expect(peer.drain().isEmpty)
     }
 
     @Test func theCallerAcknowledgesEvery2xxOnce() async throws {
-        let callee = try await Callee()
+        let callee = try Callee()
         callee.respond(200, body: opusSDP(port: 5000))
-        let ack = try #require(await callee.nextRequest(.ack))
+        let ack = try #require(callee.peer.next(.ack))
         // The ACK for a 2xx is the UAC core's: a new branch, the INVITE's CSeq number, to the Contact.
         #expect(try ack.headers.topVia().branch != callee.invite.headers.topVia().branch)
         #expect(try ack.headers.cseq() == SIPCSeq(1, .ack))
         #expect(try ack.headers.to().tag == "callee")
         #expect(ack.uri == SIPURI(user: "raw", host: "127.0.0.1", port: callee.peer.port))
         callee.respond(200, body: opusSDP(port: 5000))  // the 2xx again: the same ACK again
-        let again = try #require(await callee.nextRequest(.ack))
+        let again = try #require(callee.peer.next(.ack))
         #expect(again == ack)
-        #expect(await callee.events.wait { $0.filter { if case .answered = $0 { true } else { false } }.count == 1 })
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await callee.events.wait { !$0.isEmpty })
         #expect(callee.events.all == [.answered(opusSDP(port: 5000))])
         // Our BYE: the next CSeq, in the dialog.
         try callee.call.bye()
-        let bye = try #require(await callee.nextRequest(.bye))
+        let bye = try #require(callee.peer.next(.bye))
         #expect(try bye.headers.cseq() == SIPCSeq(2, .bye))
         #expect(try bye.headers.to().tag == "callee")
         #expect(try bye.headers.from().tag == callee.invite.headers.from().tag)
     }
 
     @Test func anAnswerCrossingACancelIsAcknowledgedAndHungUp() async throws {
-        let callee = try await Callee()
+        let callee = try Callee()
         callee.respond(180)
         #expect(await callee.events.wait { $0 == [.ringing(nil)] })
         try callee.call.cancel()
-        let cancel = try #require(await callee.nextRequest(.cancel))
+        let cancel = try #require(callee.peer.next(.cancel))
         #expect(try cancel.headers.topVia().branch == callee.invite.headers.topVia().branch)
         #expect(try cancel.headers.cseq() == SIPCSeq(1, .cancel))
         // The callee answered before it saw the CANCEL: 200 to both.
         callee.respond(200, body: opusSDP(port: 5000))
         callee.respond(200, to: cancel)
-        #expect(await callee.nextRequest(.ack) != nil)
-        #expect(await callee.nextRequest(.bye) != nil)
+        #expect(callee.peer.next(.ack) != nil)
+        #expect(callee.peer.next(.bye) != nil)
         #expect(await callee.events.endReason() == .cancelled(byRemote: false))
     }
 
+    /// Timer B: 64 × T1 = 32 s, with the INVITE sent at 0, 0.5, 1.5, 3.5, 7.5, 15.5 and 31.5 s.
     @Test func inviteClientTimesOutWithTimerB() async throws {
-        let timers = SIPTimers(t1: .milliseconds(10), t2: .milliseconds(80), t4: .milliseconds(100), timerD: .milliseconds(100))
-        let agent = try makeAgent(timers: timers), peer = try RawPeer()
-        let call = try agent.invite(to: SIPURI(user: "raw", host: "127.0.0.1", port: peer.port), offer: opusSDP(port: 4000))
-        let events = Recorder(call.events)
-        // 64 × T1 = 640 ms; INVITEs at 0, 10, 30, 70, 150, 310 and 630 ms (a loaded machine
-        // may push the last one past Timer B).
-        let started = ContinuousClock.now
-        #expect(await events.endReason(timeout: .seconds(3)) == .failed(status: 408, reason: "Request Timeout"))
-        #expect(ContinuousClock.now - started >= .milliseconds(600))
-        let invites = await peer.drain()
-        #expect((5...7).contains(invites.count), "\(invites.count) INVITEs")
+        let callee = try Callee()
+        var times: [Duration] = [.zero]
+        while let _ = callee.peer.next(.invite, within: .seconds(32) - callee.network.elapsed) {
+            times.append(callee.network.elapsed)
+        }
+        #expect(times == [0, 500, 1500, 3500, 7500, 15_500, 31_500].map { .milliseconds($0) })
+        #expect(callee.call.endReason == .failed(status: 408, reason: "Request Timeout"))
+        #expect(callee.network.elapsed == .seconds(32))
     }
 
+    /// Timer E: 0.5, 1.5, 3.5 s, then every T2 (4 s) up to Timer F (32 s): 11 transmissions.
     @Test func nonInviteClientTimersEAndF() async throws {
-        let timers = SIPTimers(t1: .milliseconds(10), t2: .milliseconds(40), t4: .milliseconds(50), timerD: .milliseconds(50))
-        let agent = try makeAgent(timers: timers), peer = try RawPeer()
-        let started = ContinuousClock.now
-        await #expect(throws: SIPError.timeout) {
-            try await agent.options(to: SIPURI(host: "127.0.0.1", port: peer.port))
-        }
-        #expect(ContinuousClock.now - started >= .milliseconds(640))
-        // E: 0, 10, 30, 70, then every 40 ms (T2) up to 640 ms: 18 transmissions.
-        let sent = await peer.drain()
-        #expect((12...18).contains(sent.count), "\(sent.count) OPTIONS")
+        let (network, agent, peer) = try EmbeddedSIPNetwork.agentAndPeer()
+        let options = Task { try await agent.options(to: SIPURI(host: "127.0.0.1", port: peer.port)) }
+        #expect(await network.waitForDatagrams(1))
+        var times: [Duration] = []
+        while peer.next(.options, within: .seconds(40)) != nil { times.append(network.elapsed) }
+        #expect(times == [0, 500, 1500, 3500, 7500, 11_500, 15_500, 19_500, 23_500, 27_500, 31_500].map { .milliseconds($0) })
+        await #expect(throws: SIPError.timeout) { try await options.value }
     }
 
     @Test func serverRetransmits2xxUntilACK() async throws {
-        let agent = try makeAgent(), peer = try RawPeer()
+        let (network, agent, peer) = try EmbeddedSIPNetwork.agentAndPeer()
         let calls = Recorder(agent.incomingCalls)
         peer.send(Self.invite(to: agent, from: peer), to: agent.localAddress)
         let call = try #require(await calls.element(0))
         let events = Recorder(call.events)
-        #expect(await peer.receiveResponse()?.statusCode == 100)
+        #expect(peer.receiveResponse()?.statusCode == 100)
         try call.accept(answer: opusSDP(port: 5000))
-        // No ACK: the 2xx at 0, 40, 120, 280 ms...
-        let oks = await peer.collect(3)
+        // No ACK: the 2xx at 0, 0.5, 1.5 s...
+        let oks = peer.collect(3, within: .seconds(2))
         guard oks.count == 3, case .response(let ok)? = oks.first else {
             Issue.record("no 200")
             return
         }
+        #expect(network.elapsed == .milliseconds(1500))
         #expect(ok.statusCode == 200)
         #expect(ok.body == opusSDP(port: 5000).bytes)
         #expect(try ok.headers.contacts().first?.uri.port == agent.localAddress.port)
@@ -261,89 +240,85 @@ struct ProtocolTests {
         // The ACK stops them and confirms the call.
         peer.send(Self.inDialog("ACK", to: agent, from: peer, toTag: tag, cseq: 1, branch: "z9hG4bKack"), to: agent.localAddress)
         #expect(await events.wait { $0 == [.confirmed(nil)] })
-        let sent = agent.statistics.retransmissionsSent
-        #expect(sent >= 2)
-        try await Task.sleep(for: .milliseconds(400))
-        #expect(agent.statistics.retransmissionsSent == sent)
+        #expect(agent.statistics.retransmissionsSent == 2)
+        network.advance(by: .seconds(40))
+        #expect(agent.statistics.retransmissionsSent == 2)
     }
 
+    /// No ACK in 64 × T1: the call ends, and the session with a BYE (RFC 3261 section 13.3.1.4).
     @Test func serverEndsTheCallWithoutACK() async throws {
-        let timers = SIPTimers(t1: .milliseconds(10), t2: .milliseconds(40), t4: .milliseconds(50), timerD: .milliseconds(50))
-        let agent = try makeAgent(timers: timers), peer = try RawPeer()
+        let (network, agent, peer) = try EmbeddedSIPNetwork.agentAndPeer()
         let calls = Recorder(agent.incomingCalls)
         peer.send(Self.invite(to: agent, from: peer), to: agent.localAddress)
         let call = try #require(await calls.element(0))
-        let events = Recorder(call.events)
         try call.accept(answer: opusSDP(port: 5000))
-        #expect(await events.endReason(timeout: .seconds(3)) == .failed(status: 408, reason: "No ACK"))
-        // ... and the session is ended with a BYE (RFC 3261 section 13.3.1.4).
-        let messages = await peer.drain()
-        #expect(messages.contains { if case .request(let r) = $0 { r.method == .bye } else { false } })
+        network.advance(by: .milliseconds(31_999))
+        #expect(call.state == .connecting)
+        network.advance(by: .milliseconds(1))
+        #expect(call.endReason == .failed(status: 408, reason: "No ACK"))
+        #expect(!peer.requests(.bye).isEmpty)
     }
 
     @Test func retransmittedInviteIsAbsorbed() async throws {
-        let agent = try makeAgent(), peer = try RawPeer()
+        let (_, agent, peer) = try EmbeddedSIPNetwork.agentAndPeer()
         let calls = Recorder(agent.incomingCalls)
         let text = Self.invite(to: agent, from: peer)
         peer.send(text, to: agent.localAddress)
         let call = try #require(await calls.element(0))
-        #expect(await peer.receiveResponse()?.statusCode == 100)
+        #expect(peer.receiveResponse()?.statusCode == 100)
         try call.ringing()
-        #expect(await peer.receiveResponse()?.statusCode == 180)
+        #expect(peer.receiveResponse()?.statusCode == 180)
         peer.send(text, to: agent.localAddress)  // the same INVITE again: the 180 again, no new call
-        #expect(await peer.receiveResponse()?.statusCode == 180)
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(calls.all.count == 1)
+        #expect(peer.receiveResponse()?.statusCode == 180)
+        #expect(agent.stateCounts.calls == 1)
         #expect(agent.statistics.retransmissionsAbsorbed == 1)
     }
 
     @Test func byeWithAWrongTagGets481AndTheCallGoesOn() async throws {
-        let (agent, peer, call, events, tag) = try await Self.establishedCall()
+        let c = try await Self.establishedCall()
+        let (agent, peer) = (c.agent, c.peer)
         peer.send(Self.inDialog("BYE", to: agent, from: peer, toTag: "wrong", branch: "z9hG4bKbye1"), to: agent.localAddress)
-        #expect(await peer.receiveResponse()?.statusCode == 481)
-        peer.send(Self.inDialog("BYE", to: agent, from: peer, toTag: tag, fromTag: "other", branch: "z9hG4bKbye2"),
+        #expect(peer.receiveResponse()?.statusCode == 481)
+        peer.send(Self.inDialog("BYE", to: agent, from: peer, toTag: c.tag, fromTag: "other", branch: "z9hG4bKbye2"),
                   to: agent.localAddress)
-        #expect(await peer.receiveResponse()?.statusCode == 481)
-        #expect(call.state == .established)
-        #expect(events.all == [.confirmed(nil)])
+        #expect(peer.receiveResponse()?.statusCode == 481)
+        #expect(c.call.state == .established)
+        #expect(c.events.all == [.confirmed(nil)])
         #expect(agent.statistics.unknownDialogRequests == 2)
         // The right BYE ends it.
-        peer.send(Self.inDialog("BYE", to: agent, from: peer, toTag: tag, branch: "z9hG4bKbye3"), to: agent.localAddress)
-        #expect(await peer.receiveResponse()?.statusCode == 200)
-        #expect(await events.endReason() == .hungUp(byRemote: true))
+        peer.send(Self.inDialog("BYE", to: agent, from: peer, toTag: c.tag, branch: "z9hG4bKbye3"), to: agent.localAddress)
+        #expect(peer.receiveResponse()?.statusCode == 200)
+        #expect(await c.events.endReason() == .hungUp(byRemote: true))
     }
 
     @Test func requestsFromUnknownDialogsNeverReachACall() async throws {
-        let (agent, peer, call, events, tag) = try await Self.establishedCall()
-        let stranger = try RawPeer()
+        let c = try await Self.establishedCall()
+        let agent = c.agent
+        let stranger = try c.network.makePeer()
         for (i, method) in ["BYE", "INVITE", "OPTIONS", "ACK"].enumerated() {
-            stranger.send(Self.inDialog(method, to: agent, from: stranger, callID: "someone-else", toTag: tag,
+            stranger.send(Self.inDialog(method, to: agent, from: stranger, callID: "someone-else", toTag: c.tag,
                                         branch: "z9hG4bKu\(i)", body: method == "INVITE" ? opusSDP(port: 7000).text : ""),
                           to: agent.localAddress)
         }
-        stranger.send(Self.inDialog("CANCEL", to: agent, from: stranger, callID: "raw-call", toTag: tag, cseq: 1,
+        stranger.send(Self.inDialog("CANCEL", to: agent, from: stranger, callID: "raw-call", toTag: c.tag, cseq: 1,
                                     branch: "z9hG4bKnope"), to: agent.localAddress)
         var statuses: [String: Int] = [:]  // by method: the 481 to the INVITE is retransmitted until an ACK
-        let deadline = ContinuousClock.now + .seconds(3)
-        while statuses.count < 4, ContinuousClock.now < deadline,
-              let response = await stranger.receiveResponse(timeout: deadline - ContinuousClock.now) {
+        for case .response(let response) in stranger.drain() {
             statuses[try response.headers.cseq().method.rawValue] = response.statusCode
         }
-        try await Task.sleep(for: .milliseconds(100))  // time for the ACK to be (not) delivered
         #expect(statuses == ["BYE": 481, "INVITE": 481, "OPTIONS": 481, "CANCEL": 481])  // the ACK is dropped
         #expect(agent.statistics.unknownDialogRequests == 5)
-        #expect(call.state == .established)
-        #expect(events.all == [.confirmed(nil)])
-        _ = peer
+        #expect(c.call.state == .established)
+        #expect(c.events.all == [.confirmed(nil)])
     }
 
     @Test func cancelFromThePeer() async throws {
-        let agent = try makeAgent(), peer = try RawPeer()
+        let (network, agent, peer) = try EmbeddedSIPNetwork.agentAndPeer()
         let calls = Recorder(agent.incomingCalls)
         peer.send(Self.invite(to: agent, from: peer), to: agent.localAddress)
         let call = try #require(await calls.element(0))
         let events = Recorder(call.events)
-        #expect(await peer.receiveResponse()?.statusCode == 100)
+        #expect(peer.receiveResponse()?.statusCode == 100)
         peer.send(sipText([
             "CANCEL sip:bob@127.0.0.1:\(agent.localAddress.port) SIP/2.0",
             "Via: SIP/2.0/UDP 127.0.0.1:\(peer.port);branch=z9hG4bKraw1",
@@ -354,18 +329,16 @@ struct ProtocolTests {
             "CSeq: 1 CANCEL",
         ]), to: agent.localAddress)
         var statuses: [String: Int] = [:]
-        for _ in 0..<2 {
-            let r = try #require(await peer.receiveResponse())
-            statuses[try r.headers.cseq().method.rawValue] = r.statusCode
-        }
+        for case .response(let r) in peer.drain() { statuses[try r.headers.cseq().method.rawValue] = r.statusCode }
         #expect(statuses == ["CANCEL": 200, "INVITE": 487])
         #expect(await events.endReason() == .cancelled(byRemote: true))
-        // The 487 is retransmitted until the ACK (Timer G), which the transaction absorbs.
-        #expect(await peer.receiveResponse()?.statusCode == 487)
+        // The 487 is retransmitted until the ACK (Timer G: T1, doubling), which the transaction absorbs.
+        #expect(peer.receiveResponse(within: .seconds(1))?.statusCode == 487)
+        #expect(network.elapsed == .milliseconds(500))
         peer.send(Self.inDialog("ACK", to: agent, from: peer, toTag: "any", cseq: 1, branch: "z9hG4bKraw1"), to: agent.localAddress)
-        try await Task.sleep(for: .milliseconds(50))
         let sent = agent.statistics.retransmissionsSent
-        try await Task.sleep(for: .milliseconds(400))
+        network.advance(by: .seconds(40))
         #expect(agent.statistics.retransmissionsSent == sent)
+        #expect(peer.drain().isEmpty)
     }
 }

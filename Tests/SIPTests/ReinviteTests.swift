@@ -1,14 +1,14 @@
 import Foundation
 import Platform
 import SIP
+import SIPEmbedded
 import Testing
 import TestSupport
 
 /// Our re-INVITEs (RFC 3261 section 14.1) against a peer that writes SIP by hand: the ACK of
 /// each 2xx, one INVITE transaction at a time, 491 and its retry, refusals that keep the session
-/// and those that end the call. Serialized: each test polls its raw peer, and the SIP suites already
-/// run dozens of timer-driven tests at once.
-@Suite("Re-INVITEs we send", .serialized)
+/// and those that end the call; on an embedded network with RFC 3261's timers.
+@Suite("Re-INVITEs we send")
 struct ReinviteTests {
     static let hold = SIPBody.sdp(opusSDP(port: 5000).text.replacingOccurrences(of: "a=sendrecv", with: "a=inactive"))
     static let heldAnswer = SIPBody.sdp(opusSDP(port: 6000).text.replacingOccurrences(of: "a=sendrecv", with: "a=inactive"))
@@ -22,23 +22,11 @@ struct ReinviteTests {
         return SIPResponse(statusCode: status, headers: headers, body: body?.bytes ?? []).serialized()
     }
 
-    /// The next request of `method` (and CSeq `cseq`, if given) the peer receives: Timer A's
-    /// retransmissions of an earlier INVITE may still be on their way.
-    static func next(_ method: SIPMethod, at peer: RawPeer, cseq: UInt32? = nil, timeout: Duration = patientWait) async -> SIPRequest? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if case .request(let r)? = await peer.receiveMessage(timeout: deadline - ContinuousClock.now), r.method == method,
-               cseq == nil || (try? r.headers.cseq().sequence) == cseq {
-                return r
-            }
-        }
-        return nil
-    }
-
     @Test func aReinviteIsAcknowledgedAndSoIsEachRetransmissionOfIts2xx() async throws {
-        let (agent, peer, call, events, tag) = try await ProtocolTests.establishedCall()
+        let c = try await ProtocolTests.establishedCall()
+        let (agent, peer, call, events, tag) = (c.agent, c.peer, c.call, c.events, c.tag)
         try call.reinvite(offer: Self.hold)
-        let invite = try #require(await Self.next(.invite, at: peer))
+        let invite = try #require(peer.next(.invite))
         // The callee's first request in the dialog: CSeq 1, its tag in From, the caller's in To,
         // to the caller's Contact.
         #expect(try invite.headers.cseq().sequence == 1)
@@ -49,7 +37,7 @@ struct ReinviteTests {
         #expect(try invite.headers.contacts().first?.uri.port == agent.localAddress.port)
 
         peer.send(Self.response(200, to: invite, body: Self.heldAnswer), to: agent.localAddress)
-        let ack = try #require(await Self.next(.ack, at: peer))
+        let ack = try #require(peer.next(.ack))
         #expect(try ack.headers.cseq().sequence == 1)
         #expect(try ack.headers.topVia().branch != invite.headers.topVia().branch)  // the core's ACK, not the transaction's
         #expect(await events.wait { $0.count == 2 })
@@ -58,68 +46,76 @@ struct ReinviteTests {
 
         // The 200 again (our ACK was lost): the same ACK again, and no second event.
         peer.send(Self.response(200, to: invite, body: Self.heldAnswer), to: agent.localAddress)
-        let again = try #require(await Self.next(.ack, at: peer))
+        let again = try #require(peer.next(.ack))
         #expect(again.serialized() == ack.serialized())
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(events.all.count == 2 && call.state == .established)
+        #expect(await events.settled(call).count == 2 && call.state == .established)
     }
 
     @Test func reinvitesThatCrossGet491AndOursIsSentAgainAfterTheWait() async throws {
-        let (agent, peer, call, events, tag) = try await ProtocolTests.establishedCall()
+        let c = try await ProtocolTests.establishedCall()
+        let network = c.network
+        let (agent, peer, call, events, tag) = (c.agent, c.peer, c.call, c.events, c.tag)
         try call.reinvite(offer: Self.hold)
-        let first = try #require(await Self.next(.invite, at: peer))
+        let first = try #require(peer.next(.invite))
         // The peer re-INVITEs before answering ours: 491 Request Pending.
         peer.send(ProtocolTests.inDialog("INVITE", to: agent, from: peer, toTag: tag, branch: "z9hG4bKcross",
                                          body: opusSDP(port: 6000).text), to: agent.localAddress)
-        #expect(await peer.receiveResponse(to: .invite, cseq: 2)?.statusCode == 491)
+        #expect(peer.receiveResponse(to: .invite, cseq: 2)?.statusCode == 491)
         // The peer gives ours a 491 too: the transaction ACKs it, and after a random wait
         // (0 to 4 T1 for the callee) the offer goes out again with the next CSeq.
         peer.send(Self.response(491, to: first), to: agent.localAddress)
-        let second = try #require(await Self.next(.invite, at: peer, cseq: 2))
+        let sent = network.elapsed
+        let second = try #require(peer.next(.invite, cseq: 2, within: .seconds(3)))
+        #expect(network.elapsed - sent <= .seconds(2))
         #expect(second.body == Self.hold.bytes)
         peer.send(Self.response(200, to: second, body: Self.heldAnswer), to: agent.localAddress)
-        #expect(await Self.next(.ack, at: peer) != nil)
+        #expect(peer.next(.ack) != nil)
         #expect(await events.wait { $0.count == 2 })
         #expect(events.all == [.confirmed(nil), .reinviteAnswered(Self.heldAnswer)])
     }
 
     @Test func anOfferWaitsUntilThePeersReinviteIsAcknowledged() async throws {
-        let (agent, peer, call, _, tag) = try await ProtocolTests.establishedCall()
+        let c = try await ProtocolTests.establishedCall()
+        let network = c.network
+        let (agent, peer, call, tag) = (c.agent, c.peer, c.call, c.tag)
         // The peer refreshes the session (the same offer): our 200 waits for its ACK.
         peer.send(ProtocolTests.inDialog("INVITE", to: agent, from: peer, toTag: tag, branch: "z9hG4bKrefresh",
                                          body: opusSDP(port: 6000).text), to: agent.localAddress)
-        #expect(await peer.receiveResponse(to: .invite, cseq: 2)?.statusCode == 200)
+        #expect(peer.receiveResponse(to: .invite, cseq: 2)?.statusCode == 200)
         try call.reinvite(offer: Self.hold)
         // Nothing goes out while that INVITE transaction is open (only the 200's retransmissions).
-        let meanwhile = await peer.drain(idle: .milliseconds(150))
+        network.advance(by: .seconds(2))
+        let meanwhile = peer.drain()
         #expect(!meanwhile.contains { if case .request(let r) = $0 { r.method == .invite } else { false } })
         peer.send(ProtocolTests.inDialog("ACK", to: agent, from: peer, toTag: tag, branch: "z9hG4bKrefreshack"),
                   to: agent.localAddress)
-        let invite = try #require(await Self.next(.invite, at: peer))
+        let invite = try #require(peer.next(.invite))
         #expect(invite.body == Self.hold.bytes)
     }
 
     @Test func anOfferOnAnAnsweredCallWaitsForItsACK() async throws {
-        let agent = try makeAgent(), peer = try RawPeer()
+        let (network, agent, peer) = try EmbeddedSIPNetwork.agentAndPeer()
         let calls = Recorder(agent.incomingCalls)
         peer.send(ProtocolTests.invite(to: agent, from: peer), to: agent.localAddress)
         let call = try #require(await calls.element(0))
         try call.accept(answer: opusSDP(port: 5000))
-        let ok = try #require(await peer.receiveResponse { $0.statusCode == 200 })
+        let ok = try #require(peer.receiveResponse { $0.statusCode == 200 })
         #expect(call.state == .connecting)
         try call.reinvite(offer: Self.hold)
-        let meanwhile = await peer.drain(idle: .milliseconds(150))
+        network.advance(by: .seconds(2))
+        let meanwhile = peer.drain()
         #expect(!meanwhile.contains { if case .request(let r) = $0 { r.method == .invite } else { false } })
         let tag = try #require(try ok.headers.to().tag)
         peer.send(ProtocolTests.inDialog("ACK", to: agent, from: peer, toTag: tag, cseq: 1, branch: "z9hG4bKack"), to: agent.localAddress)
-        let invite = try #require(await Self.next(.invite, at: peer))
+        let invite = try #require(peer.next(.invite))
         #expect(invite.body == Self.hold.bytes)
     }
 
     @Test func aRefusalKeepsTheSessionAndA481EndsTheCall() async throws {
-        let (agent, peer, call, events, _) = try await ProtocolTests.establishedCall()
+        let c = try await ProtocolTests.establishedCall()
+        let (agent, peer, call, events) = (c.agent, c.peer, c.call, c.events)
         try call.reinvite(offer: Self.hold)
-        let first = try #require(await Self.next(.invite, at: peer))
+        let first = try #require(peer.next(.invite))
         peer.send(Self.response(488, to: first), to: agent.localAddress)
         #expect(await events.wait { $0.count == 2 })
         #expect(events.all.last == .reinviteDeclined(status: 488, reason: "Not Acceptable Here"))
@@ -127,13 +123,13 @@ struct ReinviteTests {
         #expect(call.localDescription == opusSDP(port: 5000))  // still our answer: the offer was refused
 
         try call.reinvite(offer: Self.hold)
-        let second = try #require(await Self.next(.invite, at: peer, cseq: 2))
+        let second = try #require(peer.next(.invite, cseq: 2))
         peer.send(Self.response(481, to: second), to: agent.localAddress)
         #expect(await events.endReason() == .failed(status: 481, reason: "Call/Transaction Does Not Exist"))
     }
 
     @Test func onlyAnEstablishedCallCanReinvite() async throws {
-        let callee = try await ProtocolTests.Callee()
+        let callee = try ProtocolTests.Callee()
         #expect(throws: SIPError.invalidState(.calling)) { try callee.call.reinvite(offer: Self.hold) }
         callee.call.hangUp()
     }

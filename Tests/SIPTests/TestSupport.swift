@@ -120,6 +120,13 @@ extension Recorder where Element == SIPCallEvent {
     }
 
     func contains(_ event: SIPCallEvent) -> Bool { all.contains(event) }
+
+    /// Every event `call` has yielded so far, once this recorder has read them all: what a
+    /// test on an embedded network checks for "nothing else happened".
+    func settled(_ call: SIPCall) async -> [SIPCallEvent] {
+        await wait { $0.count >= call.eventsYielded }
+        return all
+    }
 }
 
 /// An external program run by a test (SIPp, baresip): output goes to files, the process is
@@ -216,3 +223,4 @@ final class HeldPort: Sendable {
 func freeUDPPort() throws -> UInt16 {
     try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0)).localAddress.port
 }
+extension RawPeer: HandWrittenPeer {}

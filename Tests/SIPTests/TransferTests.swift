@@ -1,21 +1,22 @@
 import Platform
 import SIP
+import SIPEmbedded
 import Testing
 import TestSupport
 
 /// Transfers (RFC 3515 REFER and its NOTIFYs, RFC 3891 Replaces) against a peer that writes SIP
-/// by hand, in each role, and what a hostile peer's REFERs and NOTIFYs cannot do.
-@Suite("Transfers: REFER, NOTIFY and Replaces", .serialized)
+/// by hand on an embedded network, in each role, and what a hostile peer's REFERs and NOTIFYs cannot do.
+@Suite("Transfers: REFER, NOTIFY and Replaces")
 struct TransferTests {
     /// A REFER from the raw peer in the established call.
-    static func refer(_ agent: SIPUserAgent, _ peer: RawPeer, tag: String, cseq: Int = 2, branch: String = "z9hG4bKrefer",
+    static func refer(_ agent: SIPUserAgent, _ peer: some HandWrittenPeer, tag: String, cseq: Int = 2, branch: String = "z9hG4bKrefer",
                       referTo: [String]) -> String {
         ProtocolTests.inDialog("REFER", to: agent, from: peer, toTag: tag, cseq: cseq, branch: branch,
                                extra: referTo.map { "Refer-To: \($0)" } + ["Referred-By: <sip:raw@127.0.0.1>"])
     }
 
     /// A NOTIFY from the raw peer on our REFER, with a sipfrag body.
-    static func notify(_ agent: SIPUserAgent, _ peer: RawPeer, tag: String, cseq: Int, event: String = "refer",
+    static func notify(_ agent: SIPUserAgent, _ peer: some HandWrittenPeer, tag: String, cseq: Int, event: String = "refer",
                        state: String, fragment: String) -> String {
         sipText([
             "NOTIFY sip:bob@127.0.0.1:\(agent.localAddress.port) SIP/2.0",
@@ -32,13 +33,14 @@ struct TransferTests {
     }
 
     @Test func aReferIsAcceptedAndReportedOnWithNotifys() async throws {
-        let (agent, peer, call, events, tag) = try await ProtocolTests.establishedCall()
+        let c = try await ProtocolTests.establishedCall()
+        let (agent, peer, call, events, tag) = (c.agent, c.peer, c.call, c.events, c.tag)
         let replaces = "abc%40host%3Bto-tag%3Dt1%3Bfrom-tag%3Df1"
         peer.send(Self.refer(agent, peer, tag: tag, referTo: ["<sip:carol@127.0.0.1:5999?Replaces=\(replaces)>"]),
                   to: agent.localAddress)
-        #expect(await peer.receiveResponse(to: .refer)?.statusCode == 202)
+        #expect(peer.receiveResponse(to: .refer)?.statusCode == 202)
         // The first NOTIFY says the call is being tried, in the same dialog.
-        let trying = try #require(await ReinviteTests.next(.notify, at: peer))
+        let trying = try #require(peer.next(.notify))
         #expect(trying.headers["Event"] == "refer")
         #expect(trying.headers["Subscription-State"]?.hasPrefix("active") == true)
         #expect(String(decoding: trying.body, as: UTF8.self) == "SIP/2.0 100 Trying\r\n")
@@ -52,7 +54,7 @@ struct TransferTests {
 
         try call.notifyReferral(status: 200, reason: "OK")
         // (Skipping retransmissions of the first, which a loaded machine may send before our 200 lands.)
-        let done = try #require(await ReinviteTests.next(.notify, at: peer, cseq: try trying.headers.cseq().sequence + 1))
+        let done = try #require(peer.next(.notify, cseq: try trying.headers.cseq().sequence + 1))
         #expect(done.headers["Subscription-State"]?.hasPrefix("terminated") == true)
         #expect(String(decoding: done.body, as: UTF8.self) == "SIP/2.0 200 OK\r\n")
         peer.send(ReinviteTests.response(200, to: done), to: agent.localAddress)
@@ -67,36 +69,37 @@ struct TransferTests {
         ["<sip:c@127.0.0.1?Replaces=%ZZ>"],
     ])
     func badRefersAreRefused(referTo: [String]) async throws {
-        let (agent, peer, call, events, tag) = try await ProtocolTests.establishedCall()
+        let c = try await ProtocolTests.establishedCall()
+        let (agent, peer, call, events, tag) = (c.agent, c.peer, c.call, c.events, c.tag)
         peer.send(Self.refer(agent, peer, tag: tag, referTo: referTo), to: agent.localAddress)
-        #expect(await peer.receiveResponse(to: .refer)?.statusCode == 400)
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(events.all == [.confirmed(nil)])
+        #expect(peer.receiveResponse(to: .refer)?.statusCode == 400)
+        #expect(await events.settled(call) == [.confirmed(nil)])
         #expect(call.state == .established)
         #expect(agent.statistics.malformedDropped >= 1)
         agent.close()
     }
 
     @Test func aSecondReferWhileOneIsReportedOnGets491AndOneOutsideADialog481() async throws {
-        let (agent, peer, _, events, tag) = try await ProtocolTests.establishedCall()
+        let c = try await ProtocolTests.establishedCall()
+        let (agent, peer, call, events, tag) = (c.agent, c.peer, c.call, c.events, c.tag)
         peer.send(Self.refer(agent, peer, tag: tag, referTo: ["<sip:carol@127.0.0.1:5999>"]), to: agent.localAddress)
-        #expect(await peer.receiveResponse(to: .refer)?.statusCode == 202)
+        #expect(peer.receiveResponse(to: .refer)?.statusCode == 202)
         peer.send(Self.refer(agent, peer, tag: tag, cseq: 3, branch: "z9hG4bKrefer2", referTo: ["<sip:dave@127.0.0.1:5998>"]),
                   to: agent.localAddress)
-        #expect(await peer.receiveResponse(to: .refer, cseq: 3)?.statusCode == 491)
+        #expect(peer.receiveResponse(to: .refer, cseq: 3)?.statusCode == 491)
         peer.send(Self.refer(agent, peer, tag: "nosuchtag", cseq: 4, branch: "z9hG4bKrefer3", referTo: ["<sip:eve@127.0.0.1:5997>"]),
                   to: agent.localAddress)
-        #expect(await peer.receiveResponse(to: .refer, cseq: 4)?.statusCode == 481)
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(events.all.count == 2)  // confirmed, and the one referral
+        #expect(peer.receiveResponse(to: .refer, cseq: 4)?.statusCode == 481)
+        #expect(await events.settled(call).count == 2)  // confirmed, and the one referral
         agent.close()
     }
 
     @Test func ourReferGoesOutAndItsNotifysReportProgress() async throws {
-        let (agent, peer, call, events, tag) = try await ProtocolTests.establishedCall()
+        let c = try await ProtocolTests.establishedCall()
+        let (agent, peer, call, events, tag) = (c.agent, c.peer, c.call, c.events, c.tag)
         try call.refer(to: SIPURI(user: "carol", host: "127.0.0.1", port: 5999))
         #expect(throws: SIPError.tooManyRequests) { try call.refer(to: SIPURI(user: "dave", host: "127.0.0.1")) }
-        let refer = try #require(await ReinviteTests.next(.refer, at: peer))
+        let refer = try #require(peer.next(.refer))
         #expect(refer.headers["Refer-To"] == "<sip:carol@127.0.0.1:5999>")
         #expect(refer.headers["Referred-By"]?.contains("sip:") == true)
         #expect(try refer.headers.from().tag == tag)
@@ -105,33 +108,34 @@ struct TransferTests {
         // A NOTIFY for another event package, or that is not a status line: refused, no event.
         peer.send(Self.notify(agent, peer, tag: tag, cseq: 2, event: "dialog", state: "active", fragment: "SIP/2.0 100 Trying\r\n"),
                   to: agent.localAddress)
-        #expect(await peer.receiveResponse(to: .notify, cseq: 2)?.statusCode == 489)
+        #expect(peer.receiveResponse(to: .notify, cseq: 2)?.statusCode == 489)
         peer.send(Self.notify(agent, peer, tag: tag, cseq: 3, state: "active", fragment: "HTTP/1.1 200 OK\r\n"), to: agent.localAddress)
-        #expect(await peer.receiveResponse(to: .notify, cseq: 3)?.statusCode == 400)
+        #expect(peer.receiveResponse(to: .notify, cseq: 3)?.statusCode == 400)
 
         peer.send(Self.notify(agent, peer, tag: tag, cseq: 4, state: "active;expires=60", fragment: "SIP/2.0 180 Ringing\r\n"),
                   to: agent.localAddress)
-        #expect(await peer.receiveResponse(to: .notify, cseq: 4)?.statusCode == 200)
+        #expect(peer.receiveResponse(to: .notify, cseq: 4)?.statusCode == 200)
         peer.send(Self.notify(agent, peer, tag: tag, cseq: 5, state: "terminated;reason=noresource", fragment: "SIP/2.0 200 OK\r\n"),
                   to: agent.localAddress)
-        #expect(await peer.receiveResponse(to: .notify, cseq: 5)?.statusCode == 200)
+        #expect(peer.receiveResponse(to: .notify, cseq: 5)?.statusCode == 200)
         #expect(await events.wait { $0.count == 3 })
         #expect(Array(events.all.dropFirst()) == [.referProgress(status: 180, reason: "Ringing", final: false),
                                                   .referProgress(status: 200, reason: "OK", final: true)])
         // The subscription is over: a late NOTIFY matches nothing.
         peer.send(Self.notify(agent, peer, tag: tag, cseq: 6, state: "active", fragment: "SIP/2.0 180 Ringing\r\n"), to: agent.localAddress)
-        #expect(await peer.receiveResponse(to: .notify, cseq: 6)?.statusCode == 481)
+        #expect(peer.receiveResponse(to: .notify, cseq: 6)?.statusCode == 481)
         // And another REFER may go.
         try call.refer(to: SIPURI(user: "dave", host: "127.0.0.1", port: 5998))
-        #expect(await ReinviteTests.next(.refer, at: peer) != nil)
+        #expect(peer.next(.refer) != nil)
         agent.close()
     }
 
     @Test func aReferTheTransfereeRefusesIsReported() async throws {
-        let (agent, peer, call, events, _) = try await ProtocolTests.establishedCall()
+        let c = try await ProtocolTests.establishedCall()
+        let (agent, peer, call, events) = (c.agent, c.peer, c.call, c.events)
         let replaces = SIPReplaces(callID: "xyz@host", toTag: "t2", fromTag: "f2")
         try call.refer(to: SIPURI(user: "carol", host: "127.0.0.1", port: 5999), replacing: replaces)
-        let refer = try #require(await ReinviteTests.next(.refer, at: peer))
+        let refer = try #require(peer.next(.refer))
         #expect(refer.headers["Refer-To"] == "<sip:carol@127.0.0.1:5999?Replaces=xyz%40host%3Bto-tag%3Dt2%3Bfrom-tag%3Df2>")
         peer.send(ReinviteTests.response(603, to: refer), to: agent.localAddress)
         #expect(await events.wait { $0.count == 2 })
@@ -141,14 +145,15 @@ struct TransferTests {
     }
 
     @Test func anInviteThatReplacesOurCallNamesItAndOneThatNamesNoneGets481() async throws {
-        let agent = try makeAgent(), peer = try RawPeer(), other = try RawPeer()
+        let (network, agent, peer) = try EmbeddedSIPNetwork.agentAndPeer()
+        let other = try network.makePeer()
         let calls = Recorder(agent.incomingCalls)
         peer.send(ProtocolTests.invite(to: agent, from: peer), to: agent.localAddress)
         let call = try #require(await calls.element(0))
         try call.accept(answer: opusSDP(port: 5000))
-        let tag = try #require(try await peer.receiveResponse { $0.statusCode == 200 }?.headers.to().tag)
+        let tag = try #require(try peer.receiveResponse { $0.statusCode == 200 }?.headers.to().tag)
         peer.send(ProtocolTests.inDialog("ACK", to: agent, from: peer, toTag: tag, cseq: 1, branch: "z9hG4bKack"), to: agent.localAddress)
-        #expect(await eventually { call.state == .established })
+        #expect(call.state == .established)
         let ours = try #require(call.replaces)
         #expect(ours == SIPReplaces(callID: "raw-call", toTag: "rawtag", fromTag: tag))
         // The target's view: its local tag (ours here) is the to-tag.
@@ -158,7 +163,7 @@ struct TransferTests {
             other.send(ProtocolTests.invite(to: agent, from: other, callID: "new-\(branch)", branch: branch,
                                             extra: ["Replaces: \(replaces)"]), to: agent.localAddress)
         }
-        #expect(await other.receiveResponse(to: .invite)?.statusCode == 481)
+        #expect(other.receiveResponse(to: .invite)?.statusCode == 481)
         let replacing = try #require(await calls.element(1))
         #expect(replacing.replacedCallID == "raw-call")
         agent.close()

@@ -126,7 +126,7 @@ struct CallRecord: Sendable {
     let key: CallKey
     let direction: SIPCall.Direction
     let box: CallStateBox
-    let events: AsyncStream<SIPCallEvent>.Continuation
+    let events: CallEventSink
     /// The peer's signalling hop (source of its INVITE, or where ours went).
     var peer: SIPHop
     /// Outgoing: the servers still to try, in order, when the current one times out or answers
@@ -191,8 +191,8 @@ struct CallRecord: Sendable {
         self.phase = phase
         self.peer = peer
         self.localHost = localHost
-        self.events = events
         box = CallStateBox(phase)
+        self.events = CallEventSink(continuation: events, box: box)
     }
 
     mutating func setPhase(_ phase: SIPCallState) {

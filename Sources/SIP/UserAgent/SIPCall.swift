@@ -193,6 +193,10 @@ public final class SIPCall: Sendable, CustomStringConvertible {
     /// Where the call stands now (a snapshot; ``events`` tells each change).
     public var state: SIPCallState { stateBox.state }
 
+    /// How many events ``events`` has been given so far (a reader that has read this many has
+    /// read them all, until the next).
+    package var eventsYielded: Int { stateBox.eventCount }
+
     public var description: String { "\(direction) call \(callID) with \(remote)" }
 
     /// Incoming: sends 180 Ringing (may be repeated).
@@ -304,12 +308,33 @@ public final class SIPCall: Sendable, CustomStringConvertible {
 /// The call state shared by the user agent (which writes it under its lock) and the
 /// ``SIPCall`` handle (which reads it): a leaf lock, never held while taking another.
 final class CallStateBox: Sendable {
-    private let value: Mutex<SIPCallState>
+    private let value: Mutex<(state: SIPCallState, events: Int)>
 
-    init(_ state: SIPCallState) { value = Mutex(state) }
+    init(_ state: SIPCallState) { value = Mutex((state, 0)) }
 
     var state: SIPCallState {
-        get { value.withLock { $0 } }
-        set { value.withLock { $0 = newValue } }
+        get { value.withLock { $0.state } }
+        set { value.withLock { $0.state = newValue } }
     }
+
+    /// How many events the call has yielded.
+    var eventCount: Int { value.withLock { $0.events } }
+
+    func countEvent() { value.withLock { $0.events += 1 } }
+}
+
+/// Where a call's events go: its stream, counted (so a test on virtual time knows when a
+/// reader has seen them all).
+///
+/// Thread safety: safe from any thread.
+struct CallEventSink: Sendable {
+    let continuation: AsyncStream<SIPCallEvent>.Continuation
+    let box: CallStateBox
+
+    func yield(_ event: SIPCallEvent) {
+        box.countEvent()
+        continuation.yield(event)
+    }
+
+    func finish() { continuation.finish() }
 }

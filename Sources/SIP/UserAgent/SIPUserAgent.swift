@@ -297,7 +297,7 @@ public final class SIPUserAgent: Sendable {
     public var statistics: SIPStatistics { core.withState { $0.statistics } }
 
     /// How much state the agent keeps (tests check the limits with it).
-    var stateCounts: (servers: Int, clients: Int, calls: Int, dialogs: Int) {
+    package var stateCounts: (servers: Int, clients: Int, calls: Int, dialogs: Int) {
         core.withState { ($0.servers.count, $0.clients.count, $0.calls.count, $0.dialogs.count) }
     }
 
