@@ -16,7 +16,17 @@ public final class EmbeddedSIPPeer: Sendable {
     /// Where it is bound.
     public let address: SocketAddress
     private let network: EmbeddedSIPNetwork?
-    private let inbox = Mutex<[(bytes: [UInt8], source: SocketAddress)]>([])
+    private let inbox = Mutex<Inbox>(Inbox())
+
+    private struct Inbox {
+        var datagrams: [(bytes: [UInt8], source: SocketAddress)] = []
+        var waiters: [CheckedContinuation<Bool, Never>] = []
+
+        mutating func wakeAll(_ result: Bool) {
+            for waiter in waiters { waiter.resume(returning: result) }
+            waiters.removeAll()
+        }
+    }
 
     init(network: EmbeddedSIPNetwork, address: SocketAddress) {
         self.network = network
@@ -26,7 +36,7 @@ public final class EmbeddedSIPPeer: Sendable {
     public var port: UInt16 { address.port }
 
     /// How many datagrams wait to be taken.
-    public var pending: Int { inbox.withLock { $0.count } }
+    public var pending: Int { inbox.withLock { $0.datagrams.count } }
 
     /// Sends `text` to `destination`, from this peer's address or a spoofed `source`; the
     /// receiver's answers are delivered before it returns.
@@ -39,14 +49,33 @@ public final class EmbeddedSIPPeer: Sendable {
     }
 
     func arrived(_ bytes: [UInt8], from source: SocketAddress) {
-        inbox.withLock { $0.append((bytes, source)) }
+        inbox.withLock { inbox in
+            inbox.datagrams.append((bytes, source))
+            inbox.wakeAll(true)
+        }
     }
 
     /// The oldest datagram not yet taken, after moving time forward by up to `within` for one
     /// to arrive.
     public func receive(within duration: Duration = .zero) -> (bytes: [UInt8], source: SocketAddress)? {
         if pending == 0, duration > .zero { network?.advance(by: duration) { pending > 0 } }
-        return inbox.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+        return inbox.withLock { $0.datagrams.isEmpty ? nil : $0.datagrams.removeFirst() }
+    }
+
+    /// Waits until a datagram is waiting to be taken: for one that an async API sends from
+    /// another task (``SIPUserAgent/register(at:expires:)``). Time does not move. `timeout` is
+    /// wall-clock time, a bound for a test that fails; returns false at it.
+    public func waitForDatagram(timeout: Duration = .seconds(10)) async -> Bool {
+        let watchdog = Task { [self] in
+            try? await Task.sleep(for: timeout)
+            inbox.withLock { $0.wakeAll(false) }
+        }
+        defer { watchdog.cancel() }
+        return await withCheckedContinuation { continuation in
+            inbox.withLock { inbox in
+                if inbox.datagrams.isEmpty { inbox.waiters.append(continuation) } else { continuation.resume(returning: true) }
+            }
+        }
     }
 
     /// The oldest message not yet taken (unparsable datagrams are skipped).

@@ -1,5 +1,6 @@
 import Platform
 @testable import SIP
+import SIPEmbedded
 import Synchronization
 import Testing
 import TestSupport
@@ -86,12 +87,15 @@ import TestSupport
     }
 }
 
+/// How the user agent answers challenges, against a registrar or proxy that writes SIP by hand,
+/// on an embedded network with RFC 3261's timers.
 @Suite struct AuthenticationFlowTests {
     static let credentials = SIPCredentials(username: "alice", password: "secret")
 
-    static func agent(credentials: SIPCredentials? = credentials) throws -> SIPUserAgent {
-        try SIPUserAgent(configuration: .init(localAddress: SocketAddress(host: "127.0.0.1", port: 0), user: "alice",
-                                              timers: .fast, credentials: credentials))
+    static func agentAndPeer(credentials: SIPCredentials? = credentials) throws -> (EmbeddedSIPNetwork, SIPUserAgent, EmbeddedSIPPeer) {
+        let network = EmbeddedSIPNetwork()
+        let agent = try network.agent(user: "alice", credentials: credentials)
+        return (network, agent, try network.makePeer())
     }
 
     /// A response to `request` from the raw peer (a registrar or proxy).
@@ -104,15 +108,10 @@ import TestSupport
         return SIPResponse(statusCode: status, headers: headers, body: body).serialized()
     }
 
-    /// The next `method` request from the agent that is not a retransmission (T1 is 40 ms here,
-    /// so requests are often sent twice before the raw peer answers).
-    static func nextRequest(_ peer: RawPeer, _ method: SIPMethod, timeout: Duration = patientWait) async -> SIPRequest? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if case .request(let r)? = await peer.receiveMessage(timeout: deadline - ContinuousClock.now), r.method == method,
-               let branch = try? r.headers.topVia().branch, peer.firstSight(of: "\(r.method) \(branch)") {
-                return r
-            }
+    /// The next `method` request the peer gets, waiting for one an async call sends from its task.
+    static func nextRequest(_ peer: EmbeddedSIPPeer, _ method: SIPMethod) async -> SIPRequest? {
+        while await peer.waitForDatagram() {
+            if let request = peer.next(method) { return request }
         }
         return nil
     }
@@ -138,9 +137,7 @@ import TestSupport
     }
 
     @Test func registerAnswersTheChallengeRefreshesAndUnregisters() async throws {
-        let agent = try Self.agent()
-        defer { agent.close() }
-        let registrar = try RawPeer()
+        let (network, agent, registrar) = try Self.agentAndPeer()
         let registrarURI = SIPURI(host: "127.0.0.1", port: registrar.port)
         async let granted = agent.register(at: registrarURI, expires: 600)
 
@@ -159,17 +156,18 @@ import TestSupport
         let authorization = try #require(second.headers["Authorization"])
         #expect(authorization.contains(#"realm="home""#) && authorization.contains("algorithm=SHA-256"))
         #expect(try Self.expectedResponse(authorization, method: "REGISTER"))
-        // The registrar grants 2 s: the binding is refreshed after 80 % of it.
-        registrar.send(Self.response(200, to: second, extra: [("Contact", "<\(agent.uri(user: "alice"))>;expires=2")]),
+        // The registrar grants 300 s: the binding is refreshed 60 s early (80 % of it).
+        registrar.send(Self.response(200, to: second, extra: [("Contact", "<\(agent.uri(user: "alice"))>;expires=300")]),
                        to: agent.localAddress)
-        #expect(try await granted == 2)
+        #expect(try await granted == 300)
         #expect(agent.statistics.challengesAnswered == 1)
 
-        let refresh = try #require(await Self.nextRequest(registrar, .register))
+        let registered = network.elapsed
+        let refresh = try #require(registrar.next(.register, within: .seconds(300)))
+        #expect(network.elapsed - registered == .seconds(240))
         #expect(try refresh.headers.cseq().sequence == second.headers.cseq().sequence + 1)
         #expect(try refresh.headers.callID() == first.headers.callID())
         registrar.send(Self.response(200, to: refresh, extra: [("Expires", "60")]), to: agent.localAddress)
-        try await Task.sleep(for: .milliseconds(100))
 
         async let removed: Void = agent.unregister()
         let unregister = try #require(await Self.nextRequest(registrar, .register))
@@ -179,9 +177,7 @@ import TestSupport
     }
 
     @Test func refusedCredentialsFailTheRegistrationWithoutALoop() async throws {
-        let agent = try Self.agent()
-        defer { agent.close() }
-        let registrar = try RawPeer()
+        let (network, agent, registrar) = try Self.agentAndPeer()
         let challenge = [("WWW-Authenticate", #"Digest realm="home", nonce="n1""#)]
         let outcome = Task { try await agent.register(at: SIPURI(host: "127.0.0.1", port: registrar.port)) }
         for _ in 0..<2 {
@@ -189,14 +185,13 @@ import TestSupport
             registrar.send(Self.response(401, to: request, extra: challenge), to: agent.localAddress)
         }
         await #expect(throws: SIPError.rejected(status: 401, reason: "Unauthorized")) { try await outcome.value }
-        #expect(await Self.nextRequest(registrar, .register, timeout: .milliseconds(300)) == nil)
+        network.advance(by: .seconds(40))
+        #expect(registrar.requests(.register).isEmpty)
     }
 
     /// A stale nonce means the credentials were right: they are sent again with the new nonce.
     @Test func aStaleNonceIsAnsweredAgain() async throws {
-        let agent = try Self.agent()
-        defer { agent.close() }
-        let registrar = try RawPeer()
+        let (network, agent, registrar) = try Self.agentAndPeer()
         async let granted = agent.register(at: SIPURI(host: "127.0.0.1", port: registrar.port), expires: 300)
         let first = try #require(await Self.nextRequest(registrar, .register))
         registrar.send(Self.response(401, to: first, extra: [("WWW-Authenticate", #"Digest realm="home", nonce="old""#)]),
@@ -214,9 +209,7 @@ import TestSupport
     /// A proxy's 407 to our INVITE: the INVITE again with the next CSeq, in the same call
     /// (credentials for the proxy's realm: without a realm, only a registrar's is answered).
     @Test func inviteChallengedByAProxyIsSentAgainAndTheCallGoesOn() async throws {
-        let agent = try Self.agent(credentials: SIPCredentials(username: "alice", password: "secret", realm: "proxy"))
-        defer { agent.close() }
-        let proxy = try RawPeer()
+        let (_, agent, proxy) = try Self.agentAndPeer(credentials: SIPCredentials(username: "alice", password: "secret", realm: "proxy"))
         let call = try agent.invite(to: SIPURI(user: "bob", host: "127.0.0.1", port: proxy.port), offer: opusSDP(port: 4000))
         let events = Recorder(call.events)
         let first = try #require(await Self.nextRequest(proxy, .invite))
@@ -242,9 +235,7 @@ import TestSupport
     }
 
     @Test func withoutCredentialsAChallengeEndsTheCall() async throws {
-        let agent = try Self.agent(credentials: nil)
-        defer { agent.close() }
-        let proxy = try RawPeer()
+        let (_, agent, proxy) = try Self.agentAndPeer(credentials: nil)
         let call = try agent.invite(to: SIPURI(user: "bob", host: "127.0.0.1", port: proxy.port), offer: opusSDP(port: 4000))
         let events = Recorder(call.events)
         let first = try #require(await Self.nextRequest(proxy, .invite))
@@ -255,8 +246,7 @@ import TestSupport
 
     /// Closing a registered agent removes its binding.
     @Test func closeUnregisters() async throws {
-        let agent = try Self.agent()
-        let registrar = try RawPeer()
+        let (_, agent, registrar) = try Self.agentAndPeer()
         async let granted = agent.register(at: SIPURI(host: "127.0.0.1", port: registrar.port), expires: 300)
         let request = try #require(await Self.nextRequest(registrar, .register))
         registrar.send(Self.response(200, to: request), to: agent.localAddress)
@@ -269,9 +259,7 @@ import TestSupport
 
     /// 423 Interval Too Brief: asked again, once, for the registrar's minimum.
     @Test func intervalTooBriefAsksForTheMinimum() async throws {
-        let agent = try Self.agent()
-        defer { agent.close() }
-        let registrar = try RawPeer()
+        let (network, agent, registrar) = try Self.agentAndPeer()
         async let granted = agent.register(at: SIPURI(host: "127.0.0.1", port: registrar.port), expires: 60)
         let first = try #require(await Self.nextRequest(registrar, .register))
         registrar.send(Self.response(423, to: first, extra: [("Min-Expires", "1800")]), to: agent.localAddress)
@@ -284,38 +272,20 @@ import TestSupport
 
     /// A 2xx that lists our Contact with expires=0 did not register us: no refresh loop.
     @Test func aBindingTheRegistrarDidNotKeepIsAFailure() async throws {
-        let agent = try Self.agent()
-        defer { agent.close() }
-        let registrar = try RawPeer()
+        let (network, agent, registrar) = try Self.agentAndPeer()
         let outcome = Task { try await agent.register(at: SIPURI(host: "127.0.0.1", port: registrar.port)) }
         let request = try #require(await Self.nextRequest(registrar, .register))
         registrar.send(Self.response(200, to: request, extra: [("Contact", "<\(agent.uri(user: "alice"))>;expires=0")]),
                        to: agent.localAddress)
         await #expect(throws: SIPError.rejected(status: 200, reason: "binding not kept")) { try await outcome.value }
         #expect(agent.registrar == nil)
-        #expect(await Self.nextRequest(registrar, .register, timeout: .milliseconds(1500)) == nil)
+        network.advance(by: .seconds(3600))
+        #expect(registrar.requests(.register).isEmpty)
     }
 
     @Test func aLifetimeUnderOneSecondIsRefused() async throws {
-        let agent = try Self.agent()
-        defer { agent.close() }
+        let (_, agent, _) = try Self.agentAndPeer()
         await #expect(throws: SIPError.invalidExpires(0)) { try await agent.register(at: SIPURI(host: "127.0.0.1", port: 9), expires: 0) }
     }
 }
 
-extension RawPeer {
-    /// Whether `key` (a method and branch) is new to this peer (remembers it).
-    fileprivate func firstSight(of key: String) -> Bool {
-        RawPeerBranches.shared.insert(key, for: ObjectIdentifier(self))
-    }
-}
-
-/// The branches each raw peer has seen (a peer is a class from TestSupport without room for them).
-private final class RawPeerBranches: Sendable {
-    static let shared = RawPeerBranches()
-    private let seen = Mutex<[ObjectIdentifier: Set<String>]>([:])
-
-    func insert(_ branch: String, for peer: ObjectIdentifier) -> Bool {
-        seen.withLock { $0[peer, default: []].insert(branch).inserted }
-    }
-}

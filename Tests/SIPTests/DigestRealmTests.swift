@@ -1,19 +1,22 @@
 import Platform
 @testable import SIP
+import SIPEmbedded
 import Testing
 import TestSupport
 
 /// Credentials go only to the realm they are for, at most twice per request, and a server's
 /// proof (`rspauth`) is checked: a peer that is not our registrar or proxy learns no digest.
+/// On an embedded network with RFC 3261's timers.
 @Suite struct DigestRealmTests {
     typealias Flow = AuthenticationFlowTests
 
-    static func agent(realm: String? = nil) throws -> SIPUserAgent {
-        try Flow.agent(credentials: SIPCredentials(username: "alice", password: "secret", realm: realm))
+    static func agent(realm: String? = nil) throws -> (EmbeddedSIPNetwork, SIPUserAgent) {
+        let network = EmbeddedSIPNetwork()
+        return (network, try network.agent(user: "alice", credentials: SIPCredentials(username: "alice", password: "secret", realm: realm)))
     }
 
     /// Registers at `registrar`, answering its 401 for realm "home": the realm is learned.
-    static func register(_ agent: SIPUserAgent, at registrar: RawPeer) async throws {
+    static func register(_ agent: SIPUserAgent, at registrar: EmbeddedSIPPeer) async throws {
         async let granted = agent.register(at: SIPURI(host: "127.0.0.1", port: registrar.port), expires: 300)
         let first = try #require(await Flow.nextRequest(registrar, .register))
         registrar.send(Flow.response(401, to: first, extra: [("WWW-Authenticate", #"Digest realm="home", nonce="n1", qop="auth""#)]),
@@ -25,16 +28,14 @@ import TestSupport
     }
 
     /// A call from the agent to `peer`, which answers; `challenge` (a 407 realm) is sent to the first INVITE.
-    /// Returns whether the INVITE came again with credentials: waited for patiently when `expected`
-    /// (a starved machine may take seconds), for 500 ms when not.
-    static func call(_ agent: SIPUserAgent, to peer: RawPeer, challenge realm: String,
-                     expected: Bool) async throws -> (Recorder<SIPCallEvent>, Bool) {
+    /// Returns whether the INVITE came again with credentials.
+    static func call(_ agent: SIPUserAgent, to peer: EmbeddedSIPPeer, challenge realm: String) async throws -> (Recorder<SIPCallEvent>, Bool) {
         let call = try agent.invite(to: SIPURI(user: "bob", host: "127.0.0.1", port: peer.port), offer: opusSDP(port: 4000))
         let events = Recorder(call.events)
         let first = try #require(await Flow.nextRequest(peer, .invite))
         peer.send(Flow.response(407, to: first, extra: [("Proxy-Authenticate", "Digest realm=\"\(realm)\", nonce=\"p1\"")]),
                   to: agent.localAddress)
-        let again = await Flow.nextRequest(peer, .invite, timeout: expected ? patientWait : .milliseconds(500))
+        let again = peer.next(.invite)
         return (events, again?.headers["Proxy-Authorization"] != nil)
     }
 
@@ -42,8 +43,8 @@ import TestSupport
     /// it gets no digest, whatever the credentials' realm.
     @Test(arguments: [nil, "pbx"] as [String?])
     func aCalleeChallengingOurBYEGetsNoDigest(realm: String?) async throws {
-        let agent = try Self.agent(realm: realm), callee = try RawPeer()
-        defer { agent.close() }
+        let (network, agent) = try Self.agent(realm: realm)
+        let callee = try network.makePeer()
         let call = try agent.invite(to: SIPURI(user: "bob", host: "127.0.0.1", port: callee.port), offer: opusSDP(port: 4000))
         let events = Recorder(call.events)
         let invite = try #require(await Flow.nextRequest(callee, .invite))
@@ -53,23 +54,23 @@ import TestSupport
         let bye = try #require(await Flow.nextRequest(callee, .bye))
         callee.send(Flow.response(401, to: bye, extra: [("WWW-Authenticate", #"Digest realm="callee", nonce="c1""#)]),
                     to: agent.localAddress)
-        #expect(await Flow.nextRequest(callee, .bye, timeout: .milliseconds(500)) == nil)
-        #expect(await eventually { agent.statistics.challengesDeclined == 1 })
+        #expect(callee.next(.bye) == nil)
+        #expect(agent.statistics.challengesDeclined == 1)
         #expect(agent.statistics.challengesAnswered == 0)
     }
 
     /// Without a realm, the registrar's is learned from its challenge, and answered only from
     /// its address: not from a callee that names the same realm, nor for another realm.
     @Test func theRegistrarsRealmIsAnsweredOnlyFromTheRegistrar() async throws {
-        let agent = try Self.agent(), registrar = try RawPeer(), callee = try RawPeer()
-        defer { agent.close() }
+        let (network, agent) = try Self.agent()
+        let registrar = try network.makePeer(), callee = try network.makePeer()
         try await Self.register(agent, at: registrar)
-        let (direct, directAnswered) = try await Self.call(agent, to: callee, challenge: "home", expected: false)
+        let (direct, directAnswered) = try await Self.call(agent, to: callee, challenge: "home")
         #expect(!directAnswered)
         #expect(await direct.endReason() == .failed(status: 407, reason: "Proxy Authentication Required"))
-        let (_, otherRealmAnswered) = try await Self.call(agent, to: registrar, challenge: "elsewhere", expected: false)
+        let (_, otherRealmAnswered) = try await Self.call(agent, to: registrar, challenge: "elsewhere")
         #expect(!otherRealmAnswered)
-        let (_, throughRegistrar) = try await Self.call(agent, to: registrar, challenge: "home", expected: true)
+        let (_, throughRegistrar) = try await Self.call(agent, to: registrar, challenge: "home")
         #expect(throughRegistrar)
         #expect(agent.statistics.challengesAnswered == 2)  // the REGISTER and the last INVITE
         #expect(agent.statistics.challengesDeclined == 2)
@@ -77,17 +78,17 @@ import TestSupport
 
     /// With a realm, that realm is answered (from any next hop), and no other.
     @Test func aConfiguredRealmIsTheOnlyOneAnswered() async throws {
-        let agent = try Self.agent(realm: "pbx"), proxy = try RawPeer()
-        defer { agent.close() }
-        #expect(try await Self.call(agent, to: proxy, challenge: "pbx", expected: true).1)
-        #expect(try await !Self.call(agent, to: proxy, challenge: "home", expected: false).1)
+        let (network, agent) = try Self.agent(realm: "pbx")
+        let proxy = try network.makePeer()
+        #expect(try await Self.call(agent, to: proxy, challenge: "pbx").1)
+        #expect(try await !Self.call(agent, to: proxy, challenge: "home").1)
     }
 
     /// A stale nonce gets one more try, and only one: a server that keeps saying stale gets
     /// three REGISTERs in all, not an endless loop.
     @Test func staleIsAnsweredOnce() async throws {
-        let agent = try Self.agent(realm: "home"), registrar = try RawPeer()
-        defer { agent.close() }
+        let (network, agent) = try Self.agent(realm: "home")
+        let registrar = try network.makePeer()
         let outcome = Task { try await agent.register(at: SIPURI(host: "127.0.0.1", port: registrar.port)) }
         for nonce in ["n1", "n2", "n3"] {
             let request = try #require(await Flow.nextRequest(registrar, .register))
@@ -95,7 +96,8 @@ import TestSupport
                            to: agent.localAddress)
         }
         await #expect(throws: SIPError.rejected(status: 401, reason: "Unauthorized")) { try await outcome.value }
-        #expect(await Flow.nextRequest(registrar, .register, timeout: .milliseconds(300)) == nil)
+        network.advance(by: .seconds(40))
+        #expect(registrar.requests(.register).isEmpty)
         #expect(agent.statistics.challengesAnswered == 2)
         #expect(agent.statistics.challengesDeclined == 1)
     }
@@ -104,8 +106,8 @@ import TestSupport
     /// wrong one drops the response (and the REGISTER times out), counted.
     @Test(arguments: [true, false])
     func rspauthIsChecked(right: Bool) async throws {
-        let agent = try Self.agent(realm: "home"), registrar = try RawPeer()
-        defer { agent.close() }
+        let (network, agent) = try Self.agent(realm: "home")
+        let registrar = try network.makePeer()
         let outcome = Task { try await agent.register(at: SIPURI(host: "127.0.0.1", port: registrar.port), expires: 300) }
         let first = try #require(await Flow.nextRequest(registrar, .register))
         registrar.send(Flow.response(401, to: first, extra: [("WWW-Authenticate", #"Digest realm="home", nonce="n1", qop="auth""#)]),
@@ -123,6 +125,7 @@ import TestSupport
         if right {
             #expect(try await outcome.value == 300)
         } else {
+            network.advance(by: .seconds(32))
             await #expect(throws: SIPError.timeout) { try await outcome.value }
             #expect(agent.statistics.badServerAuthentication >= 1)
         }

@@ -1,62 +1,51 @@
 import Platform
-import Synchronization
 import Testing
 import TestSupport
 @testable import SIP
+import SIPEmbedded
 
 /// The registration's states as an app shows them: registering, registered with its lifetime,
-/// failed with the registrar's status and when it is tried again, unregistered.
+/// failed with the registrar's status and when it is tried again, unregistered (on an embedded
+/// network with RFC 3261's timers).
 @Suite struct RegistrationStateTests {
     typealias Flow = AuthenticationFlowTests
 
-    /// Collects `agent`'s registration states as they come.
-    final class States: Sendable {
-        private let list = Mutex<[SIPRegistrationState]>([])
-        init(_ agent: SIPUserAgent) {
-            Task { [self] in for await state in agent.registrationStates { list.withLock { $0.append(state) } } }
-        }
-        var all: [SIPRegistrationState] { list.withLock { $0 } }
-    }
-
     @Test func statesFollowTheRegistrationThroughAFailedRefreshAndItsRetry() async throws {
-        let agent = try Flow.agent(credentials: nil)
-        defer { agent.close() }
-        let states = States(agent)
-        let registrar = try RawPeer()
+        let (network, agent, registrar) = try Flow.agentAndPeer(credentials: nil)
+        let states = Recorder(agent.registrationStates)
         let uri = SIPURI(host: "127.0.0.1", port: registrar.port)
         #expect(agent.registrationState == .unregistered)
         async let granted = agent.register(at: uri, expires: 600)
         let first = try #require(await Flow.nextRequest(registrar, .register))
         #expect(agent.registrationState == .registering(uri))
-        // A lifetime of 2 s: the refresh comes after 80 % of it, and is refused.
-        registrar.send(Flow.response(200, to: first, extra: [("Expires", "2")]), to: agent.localAddress)
-        #expect(try await granted == 2)
-        let refresh = try #require(await Flow.nextRequest(registrar, .register))
+        // A lifetime of 120 s: the refresh comes after 80 % of it, and is refused.
+        registrar.send(Flow.response(200, to: first, extra: [("Expires", "120")]), to: agent.localAddress)
+        #expect(try await granted == 120)
+        let refresh = try #require(registrar.next(.register, within: .seconds(120)))
+        #expect(network.elapsed == .seconds(96))
         registrar.send(Flow.response(503, to: refresh, extra: [("Retry-After", "1")]), to: agent.localAddress)
-        #expect(await eventually { agent.registrationState != .registered(uri, expires: 2) })
-        let retrySeconds = Int(SIPTimers.fast.registrationRetry.components.seconds)
+        let retrySeconds = Int(SIPTimers.rfc3261.registrationRetry.components.seconds)
         #expect(agent.registrationState == .failed(uri, .rejected(status: 503, reason: "Service Unavailable"), retryIn: retrySeconds))
         // Tried again after the retry wait: registering, then registered.
-        let retry = try #require(await Flow.nextRequest(registrar, .register, timeout: .seconds(10)))
+        let retry = try #require(registrar.next(.register, within: .seconds(retrySeconds + 1)))
+        #expect(network.elapsed == .seconds(96 + retrySeconds))
         registrar.send(Flow.response(200, to: retry, extra: [("Expires", "600")]), to: agent.localAddress)
-        #expect(await eventually { agent.registrationState == .registered(uri, expires: 600) })
+        #expect(agent.registrationState == .registered(uri, expires: 600))
 
         async let removed: Void = agent.unregister()
         let unregister = try #require(await Flow.nextRequest(registrar, .register))
         registrar.send(Flow.response(200, to: unregister), to: agent.localAddress)
         try await removed
-        #expect(await eventually { states.all.last == .unregistered })
+        #expect(await states.wait { $0.last == .unregistered })
         #expect(states.all == [
-            .registering(uri), .registered(uri, expires: 2),
+            .registering(uri), .registered(uri, expires: 120),
             .failed(uri, .rejected(status: 503, reason: "Service Unavailable"), retryIn: retrySeconds),
             .registering(uri), .registered(uri, expires: 600), .unregistered,
         ])
     }
 
     @Test func aRefusedFirstRegistrationFailsForGood() async throws {
-        let agent = try Flow.agent(credentials: nil)
-        defer { agent.close() }
-        let registrar = try RawPeer()
+        let (_, agent, registrar) = try Flow.agentAndPeer(credentials: nil)
         let uri = SIPURI(host: "127.0.0.1", port: registrar.port)
         let outcome = Task { try await agent.register(at: uri) }
         let request = try #require(await Flow.nextRequest(registrar, .register))
