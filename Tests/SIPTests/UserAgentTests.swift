@@ -1,9 +1,11 @@
 import Platform
 import SIP
+import SIPEmbedded
 import Testing
 
-/// Two user agents on loopback calling each other.
-@Suite("SIP user agents on loopback")
+/// Two user agents calling each other: on an embedded network (RFC 3261's timers on virtual
+/// time), and the first call, a wildcard bind and IPv6 over real UDP on loopback.
+@Suite("SIP user agents")
 struct UserAgentTests {
     /// A call from `caller` to `callee`, with both sides' events recorded; the callee has the call.
     struct Setup {
@@ -15,9 +17,10 @@ struct UserAgentTests {
         let calleeEvents: Recorder<SIPCallEvent>
     }
 
-    static func setUp(offer: SIPBody? = opusSDP(port: 4000)) async throws -> Setup {
-        let caller = try makeAgent(user: "alice")
-        let callee = try makeAgent(user: "bob")
+    /// On `network`, or on loopback when it is nil.
+    static func setUp(offer: SIPBody? = opusSDP(port: 4000), network: EmbeddedSIPNetwork? = EmbeddedSIPNetwork()) async throws -> Setup {
+        let caller = try network.map { try $0.agent(user: "alice") } ?? makeAgent(user: "alice")
+        let callee = try network.map { try $0.agent(user: "bob") } ?? makeAgent(user: "bob")
         let incomingCalls = Recorder(callee.incomingCalls)
         let outgoing = try caller.invite(to: callee.uri(user: "bob"), offer: offer)
         let callerEvents = Recorder(outgoing.events)
@@ -26,8 +29,9 @@ struct UserAgentTests {
                      callerEvents: callerEvents, calleeEvents: Recorder(incoming.events))
     }
 
-    @Test func callRingAnswerAndHangUpByCaller() async throws {
-        let s = try await Self.setUp()
+    @Test(arguments: [true, false])
+    func callRingAnswerAndHangUpByCaller(embedded: Bool) async throws {
+        let s = try await Self.setUp(network: embedded ? EmbeddedSIPNetwork() : nil)
         #expect(s.incoming.direction == .incoming)
         #expect(s.incoming.offer == opusSDP(port: 4000))
         #expect(s.incoming.callID == s.outgoing.callID)
@@ -71,7 +75,7 @@ struct UserAgentTests {
     @Test func byeBeforeTheACKWaitsForIt() async throws {
         let s = try await Self.setUp()
         try s.incoming.accept(answer: opusSDP(port: 5000))
-        try s.incoming.bye()  // at once: the ACK is at most one loopback trip away
+        try s.incoming.bye()  // the ACK came at once: the BYE goes
         #expect(s.incoming.state == .ended(.hungUp(byRemote: false)))
         #expect(await s.callerEvents.endReason() == .hungUp(byRemote: true))
     }
@@ -87,8 +91,7 @@ struct UserAgentTests {
     }
 
     @Test func cancelBeforeAnyProvisionalWaitsForOne() async throws {
-        // The callee's agent sends 100 Trying at once, so the CANCEL may leave immediately or
-        // after it; either way both sides end cancelled.
+        // The callee's agent sent 100 Trying at once, so the CANCEL leaves at once.
         let s = try await Self.setUp()
         try s.outgoing.cancel()
         #expect(await s.calleeEvents.endReason() == .cancelled(byRemote: true))
@@ -134,7 +137,8 @@ struct UserAgentTests {
     }
 
     @Test func optionsAdvertisesCapabilities() async throws {
-        let a = try makeAgent(), b = try makeAgent()
+        let network = EmbeddedSIPNetwork()
+        let a = try network.agent(), b = try network.agent()
         let response = try await a.options(to: b.uri())
         #expect(response.statusCode == 200)
         #expect(response.headers.tokens("Allow") == ["INVITE", "ACK", "CANCEL", "BYE", "OPTIONS", "REFER", "NOTIFY"])
@@ -144,7 +148,8 @@ struct UserAgentTests {
     }
 
     @Test func busyWhenTheCallLimitIsReached() async throws {
-        let caller = try makeAgent(), callee = try makeAgent(maximumCalls: 1)
+        let network = EmbeddedSIPNetwork()
+        let caller = try network.agent(), callee = try network.agent(maximumCalls: 1)
         let incoming = Recorder(callee.incomingCalls)
         let first = try caller.invite(to: callee.uri(), offer: opusSDP(port: 4000))
         #expect(await incoming.wait { $0.count == 1 })
