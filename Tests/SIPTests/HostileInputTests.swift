@@ -1,6 +1,7 @@
 import Platform
 import Foundation
 @testable import SIP
+import SIPEmbedded
 import Testing
 import TestSupport
 
@@ -96,9 +97,8 @@ struct HostileInputTests {
     /// and 64 KB: printed, under 2 ms at 64 KB in a release build (50 ms in debug), and linear
     /// (64 KB costs at most 8 times 16 KB; a quadratic step costs 16 times).
     @Test func oneDatagramCostsLittleAndLinearly() async throws {
-        let agent = try makeAgent(limits: .unlimitedRate), peer = try RawPeer()
-        defer { agent.close() }
-        let source = try SocketAddress(host: "127.0.0.1", port: peer.port)
+        let (_, agent, peer) = try EmbeddedSIPNetwork.agentAndPeer(configure: { $0.limits = .unlimitedRate })
+        let source = peer.address
         var id = 0
         func cost(_ shape: HostileShape, size: Int) -> Duration {
             var best = Duration.seconds(1)
@@ -121,7 +121,7 @@ struct HostileInputTests {
             print("SIP hostile datagram \(shape.rawValue): 16 KB \(small), 64 KB \(large), ratio \(ratio(large, small))")
             #expect(large <= limit, "\(shape)")
             #expect(large <= small * 8 || large < .microseconds(200), "\(shape): not linear")
-            while await peer.receive(timeout: .zero) != nil {}
+            while peer.receive() != nil {}
         }
     }
 }
