@@ -20,6 +20,7 @@ let opus = Target.Dependency.product(name: "Opus", package: callAudio)
 let platform = Target.Dependency.product(name: "Platform", package: callAudio)
 let sdp = Target.Dependency.product(name: "SDP", package: callAudio)
 let negotiation = Target.Dependency.product(name: "MediaNegotiation", package: callAudio)
+let embedded = Target.Dependency.product(name: "SIPEmbedded", package: callAudio)
 
 /// Target name, and the products it needs (only these products are built).
 let targets: [(String, [Target.Dependency])] = [
@@ -31,7 +32,7 @@ let targets: [(String, [Target.Dependency])] = [
     ("fuzz-rtcp", [rtp]),
     ("fuzz-telephone-event", [rtp]),
     ("fuzz-opus-payload", [rtp, opus]),
-    ("fuzz-user-agent", [sip, sdp, negotiation, platform]),
+    ("fuzz-user-agent", [sip, embedded, sdp, negotiation, platform]),
 ]
 
 let package = Package(

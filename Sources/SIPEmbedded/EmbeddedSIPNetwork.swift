@@ -9,7 +9,7 @@ import Synchronization
 // Timer B's 32 s or a session timer's half hour takes microseconds and gives the same result
 // on a loaded machine.
 
-/// A network on virtual time for ``SIPUserAgent``s and ``EmbeddedSIPPeer``s (UDP only).
+/// A network on virtual time for `SIPUserAgent`s and ``EmbeddedSIPPeer``s (UDP only).
 ///
 /// A datagram is delivered when it is sent, on the sender's thread: to the agent bound at its
 /// destination (whose answers are delivered in turn, in order, before `send` returns), to the
@@ -69,7 +69,7 @@ public final class EmbeddedSIPNetwork: Sendable {
     /// A user agent on this network at `configuration.localAddress` (port 0: a free one from
     /// 20000 up). Its timers run on this network's time.
     ///
-    /// - Throws: ``SIPError/cannotListen(_:)`` for a wildcard or taken address.
+    /// - Throws: `SIPError.cannotListen` for a wildcard or taken address.
     public func makeAgent(_ configuration: SIPUserAgent.Configuration) throws(SIPError) -> SIPUserAgent {
         var configuration = configuration
         let address = try claim(configuration.localAddress)
@@ -129,7 +129,7 @@ public final class EmbeddedSIPNetwork: Sendable {
     var now: ContinuousClock.Instant { origin + elapsed }
 
     /// Waits until `count` datagrams have been sent on the network since it was made: for a
-    /// request an async API sends from another task (``SIPUserAgent/register(at:expires:)``).
+    /// request an async API sends from another task (`SIPUserAgent.register(at:expires:)`).
     /// `timeout` is wall-clock time, a bound for a test that fails; returns false at it.
     public func waitForDatagrams(_ count: Int, timeout: Duration = .seconds(10)) async -> Bool {
         let watchdog = Task { [self] in

@@ -63,7 +63,7 @@ public final class EmbeddedSIPPeer: Sendable {
     }
 
     /// Waits until a datagram is waiting to be taken: for one that an async API sends from
-    /// another task (``SIPUserAgent/register(at:expires:)``). Time does not move. `timeout` is
+    /// another task (`SIPUserAgent.register(at:expires:)`). Time does not move. `timeout` is
     /// wall-clock time, a bound for a test that fails; returns false at it.
     public func waitForDatagram(timeout: Duration = .seconds(10)) async -> Bool {
         let watchdog = Task { [self] in

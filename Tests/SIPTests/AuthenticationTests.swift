@@ -191,7 +191,7 @@ import TestSupport
 
     /// A stale nonce means the credentials were right: they are sent again with the new nonce.
     @Test func aStaleNonceIsAnsweredAgain() async throws {
-        let (network, agent, registrar) = try Self.agentAndPeer()
+        let (_, agent, registrar) = try Self.agentAndPeer()
         async let granted = agent.register(at: SIPURI(host: "127.0.0.1", port: registrar.port), expires: 300)
         let first = try #require(await Self.nextRequest(registrar, .register))
         registrar.send(Self.response(401, to: first, extra: [("WWW-Authenticate", #"Digest realm="home", nonce="old""#)]),
@@ -259,7 +259,7 @@ import TestSupport
 
     /// 423 Interval Too Brief: asked again, once, for the registrar's minimum.
     @Test func intervalTooBriefAsksForTheMinimum() async throws {
-        let (network, agent, registrar) = try Self.agentAndPeer()
+        let (_, agent, registrar) = try Self.agentAndPeer()
         async let granted = agent.register(at: SIPURI(host: "127.0.0.1", port: registrar.port), expires: 60)
         let first = try #require(await Self.nextRequest(registrar, .register))
         registrar.send(Self.response(423, to: first, extra: [("Min-Expires", "1800")]), to: agent.localAddress)

@@ -235,6 +235,7 @@ extension CoreState {
                                localHost: call.localHost, events: stream, stateBox: call.box)
         info.replacedCallID = replaced.flatMap { calls[$0]?.dialog?.id.callID }
         pendingIncoming.append(info)
+        statistics.incomingCalls += 1
         logger.info("SIP: incoming call \(callID) from \(dialog.remote.uri) at \(source)")
     }
 

@@ -50,6 +50,8 @@ public struct SIPStatistics: Sendable, Hashable {
     /// Requests dropped, or INVITEs refused with 486, because a state limit was reached
     /// (``SIPLimits/maximumServerTransactions``, ``SIPLimits/maximumIncomingCalls``).
     public var stateLimitDropped = 0
+    /// Incoming calls announced on ``SIPUserAgent/incomingCalls``.
+    public var incomingCalls = 0
 
     public init() {}
 }
