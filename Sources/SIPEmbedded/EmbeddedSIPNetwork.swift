@@ -31,6 +31,9 @@ public final class EmbeddedSIPNetwork: Sendable {
         var nextPort: UInt16 = 20_000
         var traffic = EmbeddedSIPTraffic()
         var sent = 0
+        /// Work the agents handed off (answers to changed offers), and whether it waits.
+        var offloaded: [@Sendable () -> Void] = []
+        var holdsOffloaded = false
         var waiters: [(count: Int, continuation: CheckedContinuation<Bool, Never>)] = []
     }
 
@@ -169,11 +172,12 @@ public final class EmbeddedSIPNetwork: Sendable {
         }
         guard deliversNow else { return }
         for _ in 0..<Self.deliveriesPerSend {
-            guard let (datagram, receiver) = nextDelivery() else { return }
-            switch receiver {
-            case .agent(let core): core.deliver(datagram.bytes, from: SIPHop(.udp, datagram.source))
-            case .peer(let peer): peer.arrived(datagram.bytes, from: datagram.source)
-            case .nobody: break
+            switch nextStep() {
+            case nil: return
+            case .run(let work): work()
+            case .deliver(let datagram, .agent(let core)): core.deliver(datagram.bytes, from: SIPHop(.udp, datagram.source))
+            case .deliver(let datagram, .peer(let peer)): peer.arrived(datagram.bytes, from: datagram.source)
+            case .deliver(_, .nobody): break
             }
         }
         state.withLock { state in
@@ -190,22 +194,54 @@ public final class EmbeddedSIPNetwork: Sendable {
         case nobody
     }
 
-    /// The oldest queued datagram and who receives it; nil (and idle) when none is left.
-    private func nextDelivery() -> (Datagram, Receiver)? {
+    private enum Step {
+        case deliver(Datagram, Receiver)
+        case run(@Sendable () -> Void)
+    }
+
+    /// The oldest queued datagram and who receives it, else handed-off work that does not
+    /// wait; nil (and idle) when neither is left.
+    private func nextStep() -> Step? {
         state.withLock { state in
             guard state.head < state.queue.count else {
                 state.queue.removeAll(keepingCapacity: true)
                 state.head = 0
+                if !state.holdsOffloaded, !state.offloaded.isEmpty { return .run(state.offloaded.removeFirst()) }
                 state.delivering = false
                 return nil
             }
             let datagram = state.queue[state.head]
             state.head += 1
-            if let core = state.agents[datagram.destination]?.core { return (datagram, .agent(core)) }
-            if let peer = state.peers[datagram.destination]?.peer { return (datagram, .peer(peer)) }
+            if let core = state.agents[datagram.destination]?.core { return .deliver(datagram, .agent(core)) }
+            if let peer = state.peers[datagram.destination]?.peer { return .deliver(datagram, .peer(peer)) }
             state.traffic.undeliverable += 1
-            return (datagram, .nobody)
+            return .deliver(datagram, .nobody)
         }
+    }
+
+    /// Whether work the agents hand off (the application's answer to a changed offer, computed
+    /// off the agent's lock) waits for ``runOffloadedWork()``; false (the default): it runs as
+    /// the network delivers, right after the message that caused it. A test of what happens
+    /// while an answer is being computed holds it.
+    public var holdsOffloadedWork: Bool {
+        get { state.withLock { $0.holdsOffloaded } }
+        set { state.withLock { $0.holdsOffloaded = newValue } }
+    }
+
+    /// Runs the work that waits (``holdsOffloadedWork``), in the order it was handed off.
+    public func runOffloadedWork() {
+        while let work = state.withLock({ $0.offloaded.isEmpty ? nil : $0.offloaded.removeFirst() }) { work() }
+    }
+
+    func offload(_ work: @escaping @Sendable () -> Void) {
+        let runsNow = state.withLock { state in
+            guard !state.holdsOffloaded, !state.delivering else {
+                state.offloaded.append(work)
+                return false
+            }
+            return true
+        }
+        if runsNow { work() }
     }
 
     func unbind(_ address: SocketAddress) {
@@ -281,5 +317,6 @@ private final class AgentLink: SIPNetwork {
 
     var now: ContinuousClock.Instant { network?.now ?? origin }
     func wakeLoop() {}
+    func offload(_ work: @escaping @Sendable () -> Void) { network?.offload(work) }
     func closeAll() { network?.unbind(localAddress) }
 }

@@ -4,7 +4,7 @@ import SDP
 import Testing
 
 /// A peer's 60 KB re-offer with thousands of formats and rtpmap lines: parsing it and finding
-/// Opus costs work linear in its size (the SIP lock is held while a re-offer is answered).
+/// Opus costs work linear in its size (the answer is computed off the SIP thread and its lock).
 @Suite struct HostileOfferTests {
     /// An offer of about `size` bytes: Opus among `formats` payload types and as many rtpmap lines.
     static func hugeOffer(formats: Int, rtpmaps: Int) -> String {

@@ -21,7 +21,7 @@ extension ProtocolTests {
         }
         let register = ask("REGISTER", branch: "z9hG4bKm1")
         #expect(register?.statusCode == 405)
-        #expect(register?.headers.tokens("Allow") == ["INVITE", "ACK", "CANCEL", "BYE", "OPTIONS", "REFER", "NOTIFY"])
+        #expect(register?.headers.tokens("Allow") == ["INVITE", "ACK", "CANCEL", "BYE", "OPTIONS", "REFER", "NOTIFY", "UPDATE"])
         #expect(ask("FROBNICATE", branch: "z9hG4bKm2")?.statusCode == 501)
         let required = ask("OPTIONS", extra: ["Require: 100rel"], branch: "z9hG4bKm3")
         #expect(required?.statusCode == 420)

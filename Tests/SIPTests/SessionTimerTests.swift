@@ -35,8 +35,8 @@ struct SessionTimerTests {
         #expect(call.endReason == .failed(status: 408, reason: "Session Expired"))
     }
 
-    /// A refresh by the peer (a re-INVITE with the same offer) starts the interval again.
-    @Test func aRefreshKeepsTheSession() async throws {
+    /// A call from the peer with a 300 s session timer that the peer refreshes, answered and acknowledged.
+    static func callWithTimer() async throws -> (EmbeddedSIPNetwork, SIPUserAgent, EmbeddedSIPPeer, SIPCall, String) {
         let (network, agent, peer) = try Self.agentAndPeer()
         let calls = Recorder(agent.incomingCalls)
         peer.send(ProtocolTests.invite(to: agent, from: peer, extra: ["Supported: timer", "Session-Expires: 300"]), to: agent.localAddress)
@@ -44,6 +44,12 @@ struct SessionTimerTests {
         try call.accept(answer: opusSDP(port: 5000))
         let tag = try #require(try peer.receiveResponse { $0.statusCode == 200 }?.headers.to().tag)
         peer.send(ProtocolTests.inDialog("ACK", to: agent, from: peer, toTag: tag, cseq: 1, branch: "z9hG4bKsack"), to: agent.localAddress)
+        return (network, agent, peer, call, tag)
+    }
+
+    /// A refresh by the peer (a re-INVITE with the same offer) starts the interval again.
+    @Test func aRefreshKeepsTheSession() async throws {
+        let (network, agent, peer, call, tag) = try await Self.callWithTimer()
         for refresh in 2...4 {
             network.advance(by: .seconds(150))
             peer.send(ProtocolTests.inDialog("INVITE", to: agent, from: peer, toTag: tag, cseq: refresh, branch: "z9hG4bKsr\(refresh)",
@@ -56,6 +62,30 @@ struct SessionTimerTests {
         network.advance(by: .seconds(250))
         #expect(call.state == .established)
         #expect(peer.requests(.bye).isEmpty)
+    }
+
+    /// The peer refreshes by UPDATE (RFC 4028 section 7.4): the interval starts again; an UPDATE
+    /// with a changed offer gets 488 and changes nothing.
+    @Test func anUpdateRefreshesTheSession() async throws {
+        let (network, agent, peer, call, tag) = try await Self.callWithTimer()
+        for refresh in 2...4 {
+            network.advance(by: .seconds(150))
+            peer.send(ProtocolTests.inDialog("UPDATE", to: agent, from: peer, toTag: tag, cseq: refresh, branch: "z9hG4bKup\(refresh)",
+                                             extra: ["Supported: timer", "Session-Expires: 300;refresher=uac",
+                                                     "Contact: <sip:raw@127.0.0.1:\(peer.port)>"]), to: agent.localAddress)
+            let ok = try #require(peer.receiveResponse(to: .update, cseq: UInt32(refresh)))
+            #expect(ok.statusCode == 200)
+            #expect(ok.headers["Session-Expires"] == "300;refresher=uac")
+            #expect(ok.headers.firstContact != nil)
+        }
+        peer.send(ProtocolTests.inDialog("UPDATE", to: agent, from: peer, toTag: tag, cseq: 5, branch: "z9hG4bKupsdp",
+                                         body: opusSDP(port: 6010).text), to: agent.localAddress)
+        #expect(peer.receiveResponse(to: .update, cseq: 5)?.statusCode == 488)
+        network.advance(by: .seconds(250))
+        #expect(call.state == .established)
+        #expect(peer.requests(.bye).isEmpty)
+        network.advance(by: .seconds(20))
+        #expect(peer.next(.bye) != nil)  // 268 s after the last refresh
     }
 
     /// An interval under our minimum gets 422 with our Min-SE.

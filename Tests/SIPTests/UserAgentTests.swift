@@ -141,7 +141,7 @@ struct UserAgentTests {
         let a = try network.agent(), b = try network.agent()
         let response = try await a.options(to: b.uri())
         #expect(response.statusCode == 200)
-        #expect(response.headers.tokens("Allow") == ["INVITE", "ACK", "CANCEL", "BYE", "OPTIONS", "REFER", "NOTIFY"])
+        #expect(response.headers.tokens("Allow") == ["INVITE", "ACK", "CANCEL", "BYE", "OPTIONS", "REFER", "NOTIFY", "UPDATE"])
         #expect(response.headers["Accept"] == "application/sdp")
         #expect(response.headers["User-Agent"] == "CallAudio")
         #expect(try response.headers.to().tag != nil)

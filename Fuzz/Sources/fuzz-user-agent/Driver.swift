@@ -103,7 +103,9 @@ func checkBudget(received: Int, actions: Int, before: EmbeddedSIPTraffic, cpu: D
     guard sent - toDrivers <= allowance else { fatalError("addresses that sent nothing got \(sent - toDrivers) bytes") }
     guard cpu <= cpuBudget else { fatalError("one input cost \(cpu) of CPU") }
     if totals.inputs.isMultiple(of: 100_000) {
-        print("fuzz-user-agent: \(totals.inputs) inputs, \(totals.sent) bytes sent for \(totals.received) received, worst CPU \(totals.worstCPU)")
+        // On standard error: Tools/fuzz closes standard output (-close_fd_mask=1).
+        let line = "fuzz-user-agent: \(totals.inputs) inputs, \(totals.sent) bytes sent for \(totals.received) received, worst CPU \(totals.worstCPU)\n"
+        FileHandle.standardError.write(Data(line.utf8))
     }
 }
 

@@ -171,6 +171,8 @@ struct CallRecord: Sendable {
     var reinviteOffer: SIPBody?
     /// The ACK for its 2xx (and that 2xx's CSeq), sent again for each retransmitted 2xx.
     var reinviteACK: (sequence: UInt32, bytes: [UInt8])?
+    /// The peer's re-INVITE whose changed offer the application is answering (off the lock).
+    var reofferKey: ServerKey?
     /// The offer to send once no INVITE transaction is in progress (only the latest is kept).
     var queuedOffer: SIPBody?
     /// A 491 retry is scheduled; how many 491s in a row the current offer got.
@@ -199,6 +201,20 @@ struct CallRecord: Sendable {
         self.phase = phase
         box.state = phase
     }
+}
+
+/// A peer's changed offer in an established call, answered by the application off the lock.
+struct PendingReoffer: Sendable {
+    let callKey: CallKey
+    let key: ServerKey
+    let request: SIPRequest
+    let sequence: UInt32
+    let callID: String
+    /// The re-INVITE's Contact: the dialog's new remote target once we answer 2xx.
+    let target: SIPURI?
+    let offer: SIPBody
+    let peerPrevious: SIPBody?
+    let ours: SIPBody
 }
 
 /// What a ``SIPCall`` handle is made from.
@@ -272,6 +288,8 @@ struct CoreState: Sendable {
     var pendingSends: [PendingSend] = []
     var pendingTimers: [(Duration, TimerEvent)] = []
     var pendingIncoming: [NewCallInfo] = []
+    /// Changed offers for the application to answer once the lock is released.
+    var pendingReoffers: [PendingReoffer] = []
 
     init(env: CoreEnvironment) {
         self.env = env

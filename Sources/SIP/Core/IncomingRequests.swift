@@ -60,7 +60,7 @@ extension CoreState {
         case .cancel:
             handleCANCEL(request, key: key)
             return
-        case .invite, .bye, .options, .refer, .notify:
+        case .invite, .bye, .options, .refer, .notify, .update:
             break
         default:
             // Method inspection first (section 8.2.1).
@@ -138,6 +138,8 @@ extension CoreState {
             handleREFER(request, key: key, callKey: callKey)
         case .notify:
             handleNOTIFY(request, key: key, callKey: callKey)
+        case .update:
+            handleUPDATE(request, key: key, callKey: callKey)
         default:  // INVITE
             handleReInvite(request, key: key, callKey: callKey)
         }
@@ -145,11 +147,17 @@ extension CoreState {
 
     /// A re-INVITE. Bodies are opaque to the SIP layer: a refresh (the same offer as before) is
     /// answered with our last description; a changed offer goes to the configuration's
-    /// `answerChangedOffer`, and without one, or when it declines, gets 488, which leaves the
-    /// session as it was (section 14.2). Without an offer, our last description is the offer in
-    /// the 2xx and the peer's answer comes with the ACK.
+    /// `answerChangedOffer`, off the lock (``finishReoffer(_:answer:)`` sends its answer), and
+    /// without one, or when it declines, gets 488, which leaves the session as it was (section
+    /// 14.2). Without an offer, our last description is the offer in the 2xx and the peer's
+    /// answer comes with the ACK.
     private mutating func handleReInvite(_ request: SIPRequest, key: ServerKey, callKey: CallKey) {
         guard let call = calls[callKey], var dialog = call.dialog else { return }
+        guard call.reofferKey == nil else {
+            // Section 14.2: a second INVITE while the first has no final response.
+            respond(key, status: 500, toTag: call.localTag, extraHeaders: ["Retry-After": "1"])
+            return
+        }
         guard call.phase == .established, call.pending2xx == nil, call.reinviteKey == nil else {
             respond(key, status: 491)  // our 2xx is not acknowledged yet, or our own re-INVITE is under way
             return
@@ -160,33 +168,31 @@ extension CoreState {
         }
         // The target refresh (section 12.2.2) takes effect only with our 2xx: a re-INVITE we
         // decline changes nothing, not even where our BYE goes.
-        if let target = request.headers.firstContact?.uri { dialog.remoteTarget = target }
+        let target = request.headers.firstContact?.uri
         if request.body.isEmpty {
+            if let target { dialog.remoteTarget = target }
             calls[callKey]!.dialog = dialog
             // No offer (section 14.2): ours is our last description, and the answer comes in the ACK.
             send2xx(callKey, key: key, request: request, body: local, sequence: cseq.sequence, isInitial: false)
             calls[callKey]!.pending2xx?.awaitsAnswer = true
             return
         }
-        var answer = local
-        var offer: SIPBody?
-        if request.body != call.remoteBody?.bytes {
-            let changed = SIPBody(contentType: request.headers.contentType ?? "application/sdp", bytes: request.body)
-            guard let answerer = env.configuration.answerChangedOffer, let new = answerer(dialog.id.callID, changed, call.remoteBody, local) else {
-                respond(key, status: 488, toTag: call.localTag)
-                return
-            }
-            answer = new
-            offer = changed
-            calls[callKey]!.remoteBody = changed
-            calls[callKey]!.localBody = new
+        guard request.body != call.remoteBody?.bytes else {
+            if let target { dialog.remoteTarget = target }
+            calls[callKey]!.dialog = dialog
+            send2xx(callKey, key: key, request: request, body: local, sequence: cseq.sequence, isInitial: false)
+            return
         }
-        calls[callKey]!.dialog = dialog
-        send2xx(callKey, key: key, request: request, body: answer, sequence: cseq.sequence, isInitial: false)
-        if let offer {
-            logger.info("SIP: call \(dialog.id.callID): the peer changed the session (re-INVITE)")
-            call.events.yield(.reoffered(offer))
+        guard env.configuration.answerChangedOffer != nil else {
+            respond(key, status: 488, toTag: call.localTag)
+            return
         }
+        // Answered off the lock: SDP work never holds up other messages.
+        calls[callKey]!.reofferKey = key
+        let offer = SIPBody(contentType: request.headers.contentType ?? "application/sdp", bytes: request.body)
+        pendingReoffers.append(PendingReoffer(callKey: callKey, key: key, request: request, sequence: cseq.sequence,
+                                              callID: dialog.id.callID, target: target, offer: offer,
+                                              peerPrevious: call.remoteBody, ours: local))
     }
 
     /// An INVITE outside any dialog: a new incoming call.

@@ -25,6 +25,9 @@ package protocol SIPNetwork: AnyObject, Sendable {
     func wakeLoop()
     /// Closes every connection and socket (the agent is closing).
     func closeAll()
+    /// Runs `work` (the application's answer to a changed offer) off the network thread, so SDP
+    /// work never holds up other messages: on a task of its own, or when an embedded network says.
+    func offload(_ work: @escaping @Sendable () -> Void)
 }
 
 extension SIPTransports: SIPNetwork {
@@ -41,4 +44,8 @@ extension SIPTransports: SIPNetwork {
     var now: ContinuousClock.Instant { .now }
 
     func wakeLoop() { wake.signal() }
+
+    func offload(_ work: @escaping @Sendable () -> Void) {
+        Task.detached { work() }
+    }
 }

@@ -6,11 +6,11 @@ import Logging
 
 /// The methods this user agent implements, as the value of the `Allow` header (of an INVITE,
 /// a 405, and OPTIONS and 2xx responses), built once.
-let allowHeaderValue = [SIPMethod.invite, .ack, .cancel, .bye, .options, .refer, .notify].map(\.rawValue).joined(separator: ", ")
+let allowHeaderValue = [SIPMethod.invite, .ack, .cancel, .bye, .options, .refer, .notify, .update].map(\.rawValue).joined(separator: ", ")
 
 /// Methods defined by RFC 3261 and its common extensions that we know but do not allow (405);
 /// any other method is answered 501.
-let knownMethods: Set<SIPMethod> = [.register, .prack, .subscribe, .publish, .info, .message, .update]
+let knownMethods: Set<SIPMethod> = [.register, .prack, .subscribe, .publish, .info, .message]
 
 extension CoreState {
     /// A datagram arrived on the socket.

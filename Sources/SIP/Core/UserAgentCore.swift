@@ -66,13 +66,14 @@ package final class UserAgentCore: Sendable {
     /// incoming calls it queued (none of which needs the lock, and `SIPCall` needs this object).
     @discardableResult
     func withState<R: Sendable>(_ body: (inout CoreState) -> R) -> R {
-        let (result, sends, newTimers, incoming) = state.withLock { state in
+        let (result, sends, newTimers, incoming, reoffers) = state.withLock { state in
             let result = body(&state)
-            let queued = (state.pendingSends, state.pendingTimers, state.pendingIncoming)
+            let queued = (state.pendingSends, state.pendingTimers, state.pendingIncoming, state.pendingReoffers)
             state.pendingSends.removeAll()
             state.pendingTimers.removeAll()
             state.pendingIncoming.removeAll()
-            return (result, queued.0, queued.1, queued.2)
+            state.pendingReoffers.removeAll()
+            return (result, queued.0, queued.1, queued.2, queued.3)
         }
         let network = environment.network
         for send in sends where !network.send(send.bytes, to: send.hop, isResponse: send.isResponse) {
@@ -88,6 +89,14 @@ package final class UserAgentCore: Sendable {
             if wasFirst { network.wakeLoop() }  // the loop waits for an earlier deadline
         }
         for info in incoming { environment.incoming.yield(SIPCall(core: self, info: info)) }
+        if let answerer = environment.configuration.answerChangedOffer {
+            for reoffer in reoffers {
+                network.offload { [self] in
+                    let answer = answerer(reoffer.callID, reoffer.offer, reoffer.peerPrevious, reoffer.ours)
+                    withState { $0.finishReoffer(reoffer, answer: answer) }
+                }
+            }
+        }
         return result
     }
 

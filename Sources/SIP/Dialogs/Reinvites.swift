@@ -2,7 +2,8 @@ import Platform
 import Logging
 
 // Our re-INVITEs (RFC 3261 section 14.1): a new offer in an established dialog, one INVITE
-// transaction at a time in either direction, 491 Request Pending retried after a random wait.
+// transaction at a time in either direction, 491 Request Pending retried after a random wait;
+// and the answer to the peer's changed offer, which the application computes off the lock.
 
 extension CoreState {
     /// `SIPCall.reinvite(offer:)`: sends the offer now, or queues it behind the INVITE
@@ -19,10 +20,12 @@ extension CoreState {
     }
 
     /// Sends the queued offer if no INVITE transaction of the dialog is in progress: neither our
-    /// re-INVITE, nor the peer's INVITE waiting for its ACK, nor a wait after a 491.
+    /// re-INVITE, nor the peer's re-INVITE being answered or its INVITE waiting for its ACK, nor
+    /// a wait after a 491.
     mutating func sendQueuedReinvite(_ callKey: CallKey) {
         guard let call = calls[callKey], call.phase == .established, let offer = call.queuedOffer,
-              call.reinviteKey == nil, call.pending2xx == nil, !call.retryScheduled, var dialog = call.dialog
+              call.reinviteKey == nil, call.pending2xx == nil, call.reofferKey == nil, !call.retryScheduled,
+              var dialog = call.dialog
         else { return }
         var request = dialog.makeRequest(.invite)
         request.headers.prepend("Via", makeVia(localHost: call.localHost, transport: call.peer.transport))
@@ -124,5 +127,28 @@ extension CoreState {
     private mutating func finishReinvite(_ callKey: CallKey) {
         calls[callKey]!.reinviteKey = nil
         calls[callKey]!.reinviteOffer = nil
+    }
+
+    /// The application's answer to a changed offer (nil: declined), computed off the lock: a 2xx
+    /// with it and `.reoffered`, or 488. A call that ended meanwhile gets 481.
+    mutating func finishReoffer(_ reoffer: PendingReoffer, answer: SIPBody?) {
+        guard let call = calls[reoffer.callKey], call.reofferKey == reoffer.key else { return }
+        calls[reoffer.callKey]!.reofferKey = nil
+        defer { sendQueuedReinvite(reoffer.callKey) }  // ours may have waited for this one
+        guard call.phase == .established else {
+            respond(reoffer.key, status: 481, toTag: call.localTag)
+            return
+        }
+        guard let answer else {
+            respond(reoffer.key, status: 488, toTag: call.localTag)
+            return
+        }
+        if let target = reoffer.target { calls[reoffer.callKey]!.dialog?.remoteTarget = target }
+        calls[reoffer.callKey]!.remoteBody = reoffer.offer
+        calls[reoffer.callKey]!.localBody = answer
+        send2xx(reoffer.callKey, key: reoffer.key, request: reoffer.request, body: answer, sequence: reoffer.sequence,
+                isInitial: false)
+        logger.info("SIP: call \(reoffer.callID): the peer changed the session (re-INVITE)")
+        call.events.yield(.reoffered(reoffer.offer))
     }
 }

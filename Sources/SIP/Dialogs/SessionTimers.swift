@@ -1,8 +1,8 @@
 import Logging
 
-// Session timers (RFC 4028): a dialog is refreshed by a re-INVITE every half interval by the
-// side chosen as refresher, and the other side ends it with a BYE when no refresh came before
-// the interval (less a margin) is over. Providers put `Require: timer` in their INVITEs and
+// Session timers (RFC 4028): a dialog is refreshed every half interval by the side chosen as
+// refresher (ours by re-INVITE; the peer's by re-INVITE or UPDATE), and the other side ends it
+// with a BYE when no refresh came before the interval (less a margin) is over. Providers put `Require: timer` in their INVITEs and
 // answer 420 or 422 to a UA that does not take part.
 
 /// A dialog's session timer: its interval and who refreshes.
@@ -109,5 +109,33 @@ extension CoreState {
             headers.set("Session-Expires", String(minimum))
             headers.set("Min-SE", String(minimum))
         }
+    }
+
+    /// An UPDATE (RFC 3311) in an established call: a session refresh (RFC 4028 section 7.4)
+    /// when it carries no offer or the same one as before (then our last description answers it).
+    /// A changed offer gets 488 and the session stays as it was: media changes come by
+    /// re-INVITE, which every peer sends. Before the call is established: 491.
+    mutating func handleUPDATE(_ request: SIPRequest, key: ServerKey, callKey: CallKey) {
+        guard let call = calls[callKey], call.phase == .established, call.reofferKey == nil else {
+            respond(key, status: 491)
+            return
+        }
+        guard request.body.isEmpty || request.body == call.remoteBody?.bytes else {
+            respond(key, status: 488, toTag: call.localTag)
+            return
+        }
+        // A target refresh request (RFC 3311 section 5.2).
+        if let target = request.headers.firstContact?.uri { calls[callKey]!.dialog?.remoteTarget = target }
+        var response = makeResponse(to: request, status: 200, toTag: call.localTag)
+        response.headers.add("Contact", "<\(contactURI(localHost: call.localHost, transport: call.peer.transport))>")
+        if let timer = sessionTimer(requestedBy: request) ?? call.sessionTimer {
+            for field in sessionTimerResponseHeaders(timer, request: request) { response.headers.add(field) }
+            startSessionTimer(callKey, timer)
+        }
+        if !request.body.isEmpty, let ours = call.localBody {
+            response.headers.add("Content-Type", ours.contentType)
+            response.body = ours.bytes
+        }
+        respond(key, response)
     }
 }

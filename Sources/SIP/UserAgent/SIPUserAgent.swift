@@ -104,8 +104,9 @@ public final class SIPUserAgent: Sendable {
         /// every change is declined. A re-INVITE with the same offer as before is a refresh and
         /// gets our last description without a call.
         ///
-        /// Thread safety: called on the user agent's own thread; it must be quick and must not
-        /// call back into the user agent.
+        /// Thread safety: called off the user agent's lock, on a task of its own (an embedded
+        /// network runs it when it delivers), so SDP work never holds up other messages; the
+        /// re-INVITE waits for its answer (a second one meanwhile gets 500 with Retry-After).
         public var answerChangedOffer: OfferAnswerer?
         /// Answers digest challenges (401 and 407) to our requests: INVITE, re-INVITE, BYE,
         /// OPTIONS and REGISTER are sent again once with credentials (RFC 3261 section 22.2),
