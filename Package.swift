@@ -102,7 +102,7 @@ let package = Package(
         // The Janus AudioBridge client (conference legs): Janus's HTTP API over URLSession.
         .target(name: "Janus"),
         // The call engine: calls, session lifecycle, media pipeline, SIP/SDP call setup.
-        .target(name: "VoiceCall", dependencies: ["AudioSession", "AudioIO", "VoiceProcessing", "RTP", "SIP", "SDP", "MediaNegotiation", "Opus", "Platform", "DSP", "SRTP", "OpenSSL", "WAV", "Janus", logging]),
+        .target(name: "VoiceCall", dependencies: ["AudioSession", "AudioIO", "VoiceProcessing", "RTP", "SIP", "SDP", "MediaNegotiation", "Opus", "SpeexDSP", "Platform", "DSP", "SRTP", "OpenSSL", "WAV", "Janus", logging]),
 
         // Beside the library, for tools and tests only: simulated rooms (impulse responses, echo
         // paths, drift), the simulated room device, the network impairment relay.

@@ -175,6 +175,23 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
     /// Whether the microphone is muted (``setMuted(_:)``).
     public var isMuted: Bool { muted.load(ordering: .relaxed) }
 
+    /// Plays `source` to the peer: an announcement, hold music, a tone. It replaces a playback
+    /// in progress, goes into the uplink after the voice processing (the echo canceller never
+    /// sees it), plays while the microphone is muted, and stops at the call's end.
+    ///
+    /// - Parameters:
+    ///   - source: a WAV file (read and resampled to the call's rate first) or a tone.
+    ///   - mix: whether the peer hears it alone or over our voice.
+    ///   - loops: play it again and again until ``CallPlayback/stop()``.
+    /// - Returns: the playback, to stop it or wait for its end.
+    /// - Throws: ``CallError/media(_:)`` for a file that cannot be read (or is longer than
+    ///   ``CallAudioSource/maximumSeconds``), ``CallError/invalidState(_:)`` for a tone out of
+    ///   range or a call without media (not connected yet, or ended).
+    public func play(_ source: CallAudioSource, mix: CallAudioMix = .replacesMicrophone,
+                     loops: Bool = false) async throws(CallError) -> CallPlayback {
+        try await controller.play(source, mix: mix, loops: loops, on: self)
+    }
+
     /// The SIP failure that ended the call, status and reason phrase as the peer (or a proxy)
     /// sent them: 486 Busy Here, 603 Decline, 404 Not Found, 408 for no answer...; nil for a call
     /// that ended otherwise (a hang-up, a cancel, a media timeout) or has not ended.

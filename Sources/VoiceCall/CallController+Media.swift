@@ -194,6 +194,7 @@ extension CallController {
         finishTransfer(id, .failure(.invalidState("the call ended (\(reason)) before its transfer did")))
         splitConference(id)
         endRecording(id)
+        endPlayback(id)
         stopMedia(id)
         record.call.apply(.ended(reason))
         record.ports?.release()

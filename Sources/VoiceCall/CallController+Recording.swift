@@ -1,7 +1,7 @@
 import Logging
 import WAV
 
-/// Recording a call's two directions to a stereo WAV file.
+/// Recording a call's two directions to a stereo WAV file, and playing audio into a call.
 extension CallController {
     /// Starts recording `call` to `path` (``Call/startRecording(to:)``).
     func startRecording(_ call: Call, to path: String) throws(CallError) {
@@ -40,5 +40,30 @@ extension CallController {
         Task {
             if case let .failure(error) = await job.finish() { logger.error("call \(id): recording to \(job.path): \(error)") }
         }
+    }
+
+    /// Plays `source` to `call`'s peer (``Call/play(_:mix:loops:)``), in place of the one playing.
+    func play(_ source: CallAudioSource, mix: CallAudioMix, loops: Bool, on call: Call) async throws(CallError) -> CallPlayback {
+        guard let rate = records[call.id]?.media?.rate else { throw .invalidState("only a call with media plays audio (\(call.state))") }
+        // Off the controller: a long file takes a while to read and resample.
+        let rendered = await Task.detached { () -> Result<[Int16], CallError> in
+            do throws(CallError) { return .success(try source.render(rate: rate)) } catch { return .failure(error) }
+        }.value
+        let samples = try rendered.get()
+        if let old = records[call.id]?.playback {
+            old.stop()
+            await old.finished()
+        }
+        guard let media = records[call.id]?.media, media.rate == rate else { throw .invalidState("the call's media went away") }
+        let playback = CallPlayback(samples: samples, loops: loops, ring: media.playback, mix: mix, rate: rate)
+        records[call.id]?.playback = playback
+        logger.info("call \(call.id): playing \(source) to the peer")
+        return playback
+    }
+
+    /// At the call's end, or when its media goes: the playback stops.
+    func endPlayback(_ id: String) {
+        records[id]?.playback?.stop()
+        records[id]?.playback = nil
     }
 }

@@ -51,6 +51,8 @@ final class CallMedia: @unchecked Sendable {
     var member: CallMedia?
     /// The call's two directions for a recording (``CallRecordingJob``), pushed each period while one runs.
     let recording: CallRecordingRing
+    /// What a playback sends the peer (``CallPlayback``), taken each period while one runs.
+    let playback: CallPlaybackRing
     /// Three periods of scratch for the conference's mixes, made with the call.
     let mix: UnsafeMutableBufferPointer<Int16>
     /// The largest period the scratch holds.
@@ -90,6 +92,7 @@ final class CallMedia: @unchecked Sendable {
         uplinkRecording = .allocate(capacity: max(1, Int(recordUplinkSeconds * Double(rate))))
         uplinkRecording.initialize(repeating: 0)
         recording = CallRecordingRing(frames: 2 * rate)  // 2 s: the writer drains every 100 ms
+        playback = CallPlaybackRing(frames: rate)  // 1 s: the playback keeps half a second queued
         mixFrames = vp.maximumFramesPerPeriod
         mix = .allocate(capacity: 3 * mixFrames)
         mix.initialize(repeating: 0)
@@ -215,6 +218,7 @@ final class CallMedia: @unchecked Sendable {
         voice.process(capture: cycle.capture, render: UnsafeBufferPointer(cycle.playback),
                       timing: VoiceProcessingTiming(deviceDelayFrames: timing.roundTripFrames))
         if muted.load(ordering: .relaxed) { cycle.capture.update(repeating: 0) }
+        playback.pull(into: cycle.capture)  // after the voice processing: the canceller never sees it
         let recorded = uplinkRecorded.load(ordering: .relaxed)
         if recorded + cycle.capture.count <= uplinkRecording.count, uplinkRecording.count > 1 {
             _ = UnsafeMutableBufferPointer(rebasing: uplinkRecording[recorded..<(recorded + cycle.capture.count)])

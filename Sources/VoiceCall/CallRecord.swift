@@ -69,6 +69,8 @@ struct CallRecord {
     var referredBy: String?
     /// The recording of the call's two directions, while one runs (``CallController/startRecording(_:to:)``).
     var recording: CallRecordingJob?
+    /// What is being played to the peer (``Call/play(_:mix:loops:)``).
+    var playback: CallPlayback?
     /// The other call of the three-way conference this call is in (``CallController/conference(_:with:)``).
     var conference: String?
 

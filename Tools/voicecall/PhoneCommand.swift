@@ -13,12 +13,13 @@ struct PhoneCommand: AsyncParsableCommand {
         discussion: """
             Commands: dial URI, answer [ID], hangup [ID], hold [ID], resume [ID], mute [ID], unmute [ID], \
             reject [ID] [STATUS], dtmf KEYS [ID], transfer URI|ID [ID], conference ID [ID], record FILE [ID], stop-record [ID], \
-            calls, quit (or \
+            play FILE|ringback|beep [ID], stop-play [ID], calls, quit (or \
             the end of standard input). ID is the number of a call as its events give it; without one, the latest call. transfer \
             to a URI is blind, to a call's ID attended; its ok or error comes when the transfer is done. \
             conference joins two calls in a three-way conference (holding or ending either ends it). record \
             writes the call's two directions to a stereo WAV file (left: sent, right: played) until stop-record \
-            or the call's end. \
+            or the call's end. play sends a WAV file or a tone to the peer in place of the microphone \
+            ("played ID" when it is over). \
             Events: "ready sip:...", "incoming ID URI", "state ID STATE", "peer-hold ID on|off", "dtmf ID KEY", \
             "transferred ID NEWID URI" (a peer transferred call ID: NEWID is our call to its target), \
             "replaced ID NEWID URI" (call NEWID took call ID's place), "registration STATE" (registering, \
@@ -77,6 +78,8 @@ struct PhoneAgentError: Error, CustomStringConvertible {
 final class PhoneAgent: Sendable {
     let endpoint: PhoneEndpoint
     private let calls = Mutex<[(number: Int, call: Call)]>([])
+    /// What each call is playing to its peer (`play`), by call ID.
+    private let playbacks = Mutex<[String: CallPlayback]>([:])
     private let output = Mutex(())
 
     init(endpoint: PhoneEndpoint) { self.endpoint = endpoint }
@@ -196,18 +199,41 @@ final class PhoneAgent: Sendable {
             case "stop-record":
                 let seconds = try await call(argument).stopRecording()
                 emit("recorded \(String(format: "%.1f", seconds)) s")
+            case "play":
+                try await play(words)
+            case "stop-play":
+                let id = try call(argument).id
+                playbacks.withLock { $0.removeValue(forKey: id) }?.stop()
             case "conference":
                 guard let argument else { throw PhoneAgentError("conference needs a call's number") }
                 try await call(words.count > 2 ? words[2] : nil).conference(with: call(argument))
             case "calls":
                 for (number, call) in calls.withLock({ $0 }) { emit("call \(number) \(call.direction) \(call.remoteURI) \(call.state)") }
             default:
-                throw PhoneAgentError("unknown command (dial, join, answer, hangup, hold, resume, mute, unmute, reject, dtmf, transfer, conference, record, stop-record, calls, quit)")
+                throw PhoneAgentError("unknown command (dial, join, answer, hangup, hold, resume, mute, unmute, reject, dtmf, transfer, conference, record, stop-record, play, stop-play, calls, quit)")
             }
             emit("ok \(verb)")
         } catch {
             emit("error \(verb): \(error)")
         }
         return true
+    }
+
+    /// `play FILE|ringback|beep [ID]`: the playback replaces the microphone until it is over.
+    private func play(_ words: [String]) async throws {
+        guard words.count > 1 else { throw PhoneAgentError("play needs a WAV file's path, ringback or beep") }
+        let source: CallAudioSource = switch words[1] {
+        case "ringback": .tone(.ringback)
+        case "beep": .tone(.beep)
+        default: .file(words[1])
+        }
+        let target = try call(words.count > 2 ? words[2] : nil)
+        let playback = try await target.play(source)
+        playbacks.withLock { $0[target.id] = playback }
+        let number = calls.withLock { list in list.first { $0.call === target }?.number } ?? 0
+        Task { [self] in
+            await playback.finished()
+            emit("played \(number)")
+        }
     }
 }
