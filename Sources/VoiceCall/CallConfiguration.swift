@@ -95,6 +95,10 @@ public struct CallConfiguration: Sendable {
     /// ``CallController/dial(_:)`` throws ``CallError/busy`` and an INVITE gets 486 Busy Here.
     /// At least 1; 4 by default, as pjsua's.
     public var maximumCalls = 4
+    /// What our loudspeaker plays while a call we placed rings with no early media (the peer
+    /// sent 180 without SDP), until it is answered or ends; a peer's early media (183 with
+    /// SDP) is played instead. Nil: silence. The European ringback by default.
+    public var ringback: CallTone? = .ringback
     /// Seconds of the processed uplink to keep for analysis (``CallController/recordedUplink(of:)``); 0: none.
     public var recordUplinkSeconds: Double = 0
 

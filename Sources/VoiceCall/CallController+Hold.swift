@@ -55,6 +55,8 @@ extension CallController {
     /// Holds the call that has the audio, if it is not `id`: one call has the audio at a time.
     func yieldAudio(to id: String) throws(CallError) {
         guard let current = audioCallID, current != id, let record = records[current] else { return }
+        // A call still ringing with early media just goes quiet: its 2xx starts media again.
+        if record.call.state == .outgoingRinging { return stopMedia(current) }
         try hold(record.call)
     }
 

@@ -21,7 +21,8 @@ extension CallController {
 
     /// Activates the session for the call, opens the device and starts media towards `remote`,
     /// encrypted as `security` says.
-    func startMedia(_ id: String, remote: AudioStreamDescription, security: NegotiatedMediaSecurity) throws(CallError) {
+    func startMedia(_ id: String, remote: AudioStreamDescription, security: NegotiatedMediaSecurity,
+                    awaitingConsent: Bool = false) throws(CallError) {
         guard var record = records[id], let ports = record.ports else { throw .invalidState("no call \(id)") }
         try yieldAudio(to: id)
         try activateSession()
@@ -34,8 +35,10 @@ extension CallController {
             record.security = security
             securities[id] = security
             let rtp = try RTPSession(configuration: rtpConfiguration, bound: ports.take(), logger: logger)
-            // A peer whose stream does not receive (offered or answered sendonly or inactive) gets no RTP.
-            rtp.isSending = remote.direction.receives
+            // A peer whose stream does not receive (offered or answered sendonly or inactive) gets no
+            // RTP, nor one that has not consented yet (``CallRecord/awaitsConsent``).
+            rtp.isSending = remote.direction.receives && !awaitingConsent
+            record.awaitsConsent = awaitingConsent
             let media = try CallMedia(device: device, rtp: rtp, voice: configuration.voiceProcessing,
                                       capturesSilence: session.capturesSilence,
                                       recordUplinkSeconds: configuration.recordUplinkSeconds) { [weak self] error in
@@ -65,7 +68,7 @@ extension CallController {
     }
 
     /// `playAndRecord` + `voiceChat` with the configured options and preferences, then active.
-    private func activateSession() throws(CallError) {
+    func activateSession() throws(CallError) {
         do {
             try session.setCategory(.playAndRecord, mode: .voiceChat, options: configuration.categoryOptions)
             try? session.setPreferredSampleRate(configuration.preferredSampleRate)
@@ -156,11 +159,15 @@ extension CallController {
         record.watchdog?.cancel()
         record.watchdog = nil
         records[id] = record
-        // The session stays active while another call has media (held ones included).
-        if session.isActive, !records.values.contains(where: { $0.media != nil }) {
-            do { try session.setActive(false, options: .notifyOthersOnDeactivation) } catch {
-                logger.warning("deactivating the session after call \(id): \(error)")
-            }
+        deactivateSessionIfIdle(after: id)
+    }
+
+    /// Deactivates the session (others notified) unless a call still has media (held ones
+    /// included) or plays its ringback.
+    func deactivateSessionIfIdle(after id: String) {
+        guard session.isActive, !records.values.contains(where: { $0.media != nil || $0.ringback != nil }) else { return }
+        do { try session.setActive(false, options: .notifyOthersOnDeactivation) } catch {
+            logger.warning("deactivating the session after call \(id): \(error)")
         }
     }
 
@@ -195,6 +202,7 @@ extension CallController {
         splitConference(id)
         endRecording(id)
         endPlayback(id)
+        stopRingback(id)
         stopMedia(id)
         record.call.apply(.ended(reason))
         record.ports?.release()

@@ -74,7 +74,8 @@ extension CallController {
             grantConsent(id)  // the peer's first packet from its SDP address
             record = records[id]!
         }
-        let held = if case .held = record.call.state { true } else { false }
+        // A held call, or one that still rings with early media (the ring timeout ends that).
+        let held = switch record.call.state { case .held, .outgoingRinging: true; default: false }
         let peerSends = record.remote?.direction.sends ?? true
         // Our own hold is ours to end; a peer that holds us still owes RTCP, for holdTimeout.
         if held || heldCalls.contains(id) || (!peerSends && configuration.holdTimeout == nil) {

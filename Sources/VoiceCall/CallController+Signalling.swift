@@ -27,8 +27,14 @@ extension CallController {
         case .trying:
             break
         case let .ringing(body):
-            // Early media's answer: some peers send the answer in a 183 and not again in the 2xx.
-            if let body { records[call.id]?.earlyAnswer = body }
+            guard call.state == .outgoingRinging else { return }
+            if let body {
+                // Early media's answer: some peers send it in a 183 and not again in the 2xx.
+                records[call.id]?.earlyAnswer = body
+                startEarlyMedia(call.id, answer: body)
+            } else {
+                startRingback(call.id)
+            }
         case let .confirmed(body):
             // An INVITE without an offer: the caller's answer came with the ACK.
             guard let record = records[call.id], call.state == .active else { return }
@@ -37,7 +43,15 @@ extension CallController {
             dialogEstablished(call.id)
         case let .answered(body):
             guard call.state == .outgoingRinging, let record = records[call.id] else { return }
-            startMedia(call.id, answer: body ?? record.earlyAnswer, then: { call.apply(.answered) })
+            stopRingback(call.id)
+            if record.media != nil {
+                // Early media runs: a 2xx with another answer (another fork) moves it there.
+                if let body, body != record.earlyAnswer { peerChanged(body, call, announcesHold: false) }
+                grantConsent(call.id)
+                call.apply(.answered)
+            } else {
+                startMedia(call.id, answer: body ?? record.earlyAnswer, then: { call.apply(.answered) })
+            }
             dialogEstablished(call.id)
         case let .reoffered(body):
             peerChanged(body, call)
@@ -125,17 +139,38 @@ extension CallController {
     /// answer the call is hung up and ends as failed.
     func startMedia(_ id: String, answer: SIPBody?, then: () -> Void) {
         do {
-            guard let answer, let text = String(validating: answer.bytes, as: UTF8.self) else {
-                throw CallError.signalling("the answer has no SDP")
-            }
-            let description = try SessionDescription.parse(text)
-            let remote = try AudioSDP.stream(in: description, codecs: configuration.codecs, order: .theirs)
-            try startMedia(id, remote: remote, security: acceptedSecurity(id, answer: description))
+            try startMedia(id, answer: answer)
             then()
         } catch {
             logger.error("call \(id): cannot start media: \(error)")
             try? records[id]?.sip?.bye()
             if case .mediaSecurity = error as? CallError { end(id, .notAcceptable) } else { end(id, .failed("\(error)")) }
+        }
+    }
+
+    /// Starts media towards the stream `answer` describes.
+    private func startMedia(_ id: String, answer: SIPBody?, awaitingConsent: Bool = false) throws {
+        guard let answer, let text = String(validating: answer.bytes, as: UTF8.self) else {
+            throw CallError.signalling("the answer has no SDP")
+        }
+        let description = try SessionDescription.parse(text)
+        let remote = try AudioSDP.stream(in: description, codecs: configuration.codecs, order: .theirs)
+        try startMedia(id, remote: remote, security: acceptedSecurity(id, answer: description), awaitingConsent: awaitingConsent)
+    }
+
+    /// Plays the early media of a call we placed (a 183 with an answer, RFC 3960's gateway
+    /// model): the peer's announcement or ringback is heard; ours is sent once its first packet
+    /// comes from the address it declared (media consent), so an IVR hears our DTMF. A 2xx
+    /// confirms it. An answer we cannot use leaves the call ringing, in silence.
+    func startEarlyMedia(_ id: String, answer: SIPBody) {
+        guard records[id]?.media == nil else { return }
+        stopRingback(id)
+        do {
+            try startMedia(id, answer: answer, awaitingConsent: true)
+            logger.info("call \(id): early media")
+        } catch {
+            stopMedia(id)
+            logger.warning("call \(id): cannot play the early media: \(error)")
         }
     }
 

@@ -304,10 +304,8 @@ public actor CallController {
                                                       security: security.map { ($0.proto, $0.attributes) })
             record.ports = ports
             records[call.id] = record
-            try startMedia(call.id, remote: remote, security: security?.negotiated ?? .clear)
             // No RTP until the ACK or the peer's first packet (checked with the media watchdog).
-            records[call.id]?.awaitsConsent = true
-            records[call.id]?.media?.rtp.isSending = false
+            try startMedia(call.id, remote: remote, security: security?.negotiated ?? .clear, awaitingConsent: true)
             try record.sip?.accept(answer: .sdp(answer.text))
             call.apply(.answer)
         } catch let error as CallError {

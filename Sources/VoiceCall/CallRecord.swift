@@ -47,6 +47,10 @@ struct CallRecord {
     var remote: AudioStreamDescription?
     var media: CallMedia?
     var io: IOActivity?
+    /// The tone our loudspeaker plays while the call rings without early media, and its I/O's
+    /// place in the session (``CallController/startRingback(_:)``).
+    var ringback: LocalTone?
+    var ringbackIO: IOActivity?
     /// When the audio device was last opened again after a failure.
     var deviceReopenedAt: ContinuousClock.Instant?
     /// Ends the call when the peer falls silent (``CallConfiguration/mediaTimeout``).

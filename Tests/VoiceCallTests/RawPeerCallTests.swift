@@ -51,18 +51,22 @@ struct RawCaller {
 
     /// RTP headers that reach the media socket (or `socket`) within `seconds`.
     func packets(for seconds: Double, at socket: UDPSocket? = nil) async -> [RTPHeader] {
-        let media = socket ?? media
-        var headers: [RTPHeader] = []
-        var buffer = [UInt8](repeating: 0, count: 2048)
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            while case let .datagram(length, _, _) = buffer.withUnsafeMutableBytes({ media.receiveNow(into: $0) }) {
-                if let packet = try? RTPPacket.parse(Array(buffer[..<length])) { headers.append(packet.header) }
-            }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return headers
+        await receivedRTP(at: socket ?? media, for: seconds)
     }
+}
+
+/// The headers of the RTP packets that reach `socket` within `seconds`.
+func receivedRTP(at socket: UDPSocket, for seconds: Double) async -> [RTPHeader] {
+    var headers: [RTPHeader] = []
+    var buffer = [UInt8](repeating: 0, count: 2048)
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline {
+        while case let .datagram(length, _, _) = buffer.withUnsafeMutableBytes({ socket.receiveNow(into: $0) }) {
+            if let packet = try? RTPPacket.parse(Array(buffer[..<length])) { headers.append(packet.header) }
+        }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return headers
 }
 
 extension RawPeerCallTests {
