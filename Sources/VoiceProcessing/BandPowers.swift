@@ -1,18 +1,17 @@
 import DSP
 
 /// Power in critical-band-like bands of one block: a Hann-windowed real FFT, bins summed into
-/// bands of about a Bark from 100 Hz to 8 kHz (or the Nyquist frequency, if lower).
+/// bands, by default of about a Bark from 100 Hz to 8 kHz (or the Nyquist frequency, if lower).
+/// The transform is the block rounded up to a power of two (fixed by the algorithm).
 ///
 /// Thread safety: not thread-safe (scratch buffers); one instance per thread. Nothing allocates
 /// after `init`.
 final class BandPowers {
-    /// Band edges in Hz: about one Bark each, the resolution at which two talkers' spectra differ.
-    private static let edgesHz: [Double] = [100, 200, 300, 400, 510, 630, 770, 920, 1080, 1270, 1480, 1720,
-                                            2000, 2320, 2700, 3150, 3700, 4400, 5300, 6400, 8000]
-
     /// The first bin of each band in a transform of `transformSize` real points, and one past
-    /// the last band's last bin. Bands narrower than a bin (low rates) merge into their neighbours.
-    static func firstBins(transformSize size: Int, sampleRate: Int) -> [Int] {
+    /// the last band's last bin, for bands between `edgesHz`. Bands narrower than a bin (low
+    /// rates) merge into their neighbours.
+    static func firstBins(transformSize size: Int, sampleRate: Int,
+                          edgesHz: [Double] = VoiceProcessingTuning.barkEdgesHz) -> [Int] {
         let binHz = Double(sampleRate) / Double(size)
         var bins: [Int] = []
         for hz in edgesHz {
@@ -32,12 +31,12 @@ final class BandPowers {
     /// First bin of each band, and one past the last band's last bin.
     private let firstBin: UnsafeMutablePointer<Int>
 
-    init(blockSize: Int, sampleRate: Int) {
+    init(blockSize: Int, sampleRate: Int, edgesHz: [Double] = VoiceProcessingTuning.barkEdgesHz) {
         self.blockSize = blockSize
         var size = 4
         while size < blockSize { size <<= 1 }
         fft = RealFFT(size: size)
-        let bins = Self.firstBins(transformSize: size, sampleRate: sampleRate)
+        let bins = Self.firstBins(transformSize: size, sampleRate: sampleRate, edgesHz: edgesHz)
         count = bins.count - 1
         firstBin = .allocate(capacity: bins.count)
         for (i, b) in bins.enumerated() { firstBin[i] = b }

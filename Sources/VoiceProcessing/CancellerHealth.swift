@@ -18,8 +18,10 @@ final class CancellerHealth {
     enum Verdict { case normal, diverged }
 
     let blockSize: Int
+    /// The rules' numbers.
+    private let tuning: VoiceProcessingTuning.CancellerHealth
     /// Far-end block energy (16-bit units, summed over a block) above which the far end is
-    /// active: -50 dBFS mean power.
+    /// active: -50 dBFS mean power by default.
     private let farThreshold: Double
     /// Whether the far end played in the last block (above ``farThreshold``).
     private(set) var isFarActive = false
@@ -37,16 +39,21 @@ final class CancellerHealth {
     private var recent = (capture: 0.0, output: 0.0, reference: 0.0)
     private var recentBlocks = 0
     private var collapsedWindows = 0
-    /// Windows of 0.2 s in a row that must remove nothing: 0.4 s. One window fired once in
-    /// double talk in `aecbench suite` (base, seed 1: the canceller mis-adapts for a moment).
-    static let collapseWindows = 2
+    /// Windows of 0.2 s in a row that must remove nothing (2 by default: 0.4 s). One window
+    /// fired once in double talk in `aecbench suite` (base, seed 1: the canceller mis-adapts for
+    /// a moment).
+    private let collapseWindows: Int
     private let blocksPerWindow: Int
-    static let convergedERLE = 15.0
+    /// The ERLE of convergence as a power ratio.
+    private let convergedPower: Double
 
-    init(blockSize: Int, sampleRate: Int) {
+    init(blockSize: Int, sampleRate: Int, tuning: VoiceProcessingTuning.CancellerHealth = .init()) {
         self.blockSize = blockSize
-        farThreshold = Double(blockSize) * 32768 * 32768 * 1e-5
-        blocksPerWindow = max(1, sampleRate / 5 / blockSize)  // 0.2 s
+        self.tuning = tuning
+        farThreshold = Double(blockSize) * 32768 * 32768 * tuning.farActivePower
+        blocksPerWindow = max(1, sampleRate * tuning.windowMilliseconds / 1000 / blockSize)
+        collapseWindows = tuning.collapseWindows
+        convergedPower = Math.pow(10, tuning.convergedERLEDB / 10)
     }
 
     /// The last block's capture energy (16-bit units squared, summed), for whoever else needs it.
@@ -67,13 +74,13 @@ final class CancellerHealth {
             return .normal
         }
         // About a second of far-end activity.
-        let a = hasAverage ? 0.02 : 1
+        let a = hasAverage ? tuning.erleAverageRate : 1
         captureAverage += a * (sd - captureAverage)
         outputAverage += a * (se - outputAverage)
         hasAverage = true
-        if se > 2 * sd + Double(blockSize) * 100 {
+        if se > tuning.divergenceRatio * sd + Double(blockSize) * tuning.divergenceFloor {
             divergentBlocks += 1
-            if divergentBlocks >= 10 {
+            if divergentBlocks >= tuning.divergenceBlocks {
                 divergentBlocks = 0
                 return .diverged
             }
@@ -86,13 +93,13 @@ final class CancellerHealth {
     /// Whether a canceller that had converged since its last reset now removes nothing.
     private func collapsed(_ sd: Double, _ se: Double, _ sx: Double) -> Bool {
         if !hasConverged {
-            let a = sinceReset.blocks == 0 ? 1 : 0.02
+            let a = sinceReset.blocks == 0 ? 1 : tuning.convergenceAverageRate
             sinceReset.capture += a * (sd - sinceReset.capture)
             sinceReset.output += a * (se - sinceReset.output)
             sinceReset.reference += a * (sx - sinceReset.reference)
             sinceReset.blocks += 1
-            hasConverged = sinceReset.blocks >= 5 * blocksPerWindow
-                && sinceReset.capture > Self.convergedPower * sinceReset.output
+            hasConverged = sinceReset.blocks >= tuning.convergedWindows * blocksPerWindow
+                && sinceReset.capture > convergedPower * sinceReset.output
             if hasConverged { echoReturn = sinceReset.capture / sinceReset.reference }
             return false
         }
@@ -103,14 +110,12 @@ final class CancellerHealth {
         guard recentBlocks >= blocksPerWindow else { return false }
         // A block whose capture is over 6 dB above the learned echo return holds near-end
         // speech (or a much louder echo): it says nothing about the filter, so it does not count.
-        let echoOnly = recent.capture <= 4 * echoReturn * recent.reference
+        let echoOnly = recent.capture <= tuning.nearEndReturnRatio * echoReturn * recent.reference
         collapsedWindows = echoOnly && recent.output >= recent.capture ? collapsedWindows + 1 : 0
         recent = (0, 0, 0)
         recentBlocks = 0
-        return collapsedWindows >= Self.collapseWindows
+        return collapsedWindows >= collapseWindows
     }
-
-    private static let convergedPower = Math.pow(10, convergedERLE / 10)
 
     /// The canceller starts over: it must converge again before a collapse counts.
     func reset() {

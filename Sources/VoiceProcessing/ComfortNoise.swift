@@ -13,21 +13,20 @@ import Platform
 /// Per block, band by band (about a Bark each, 100 Hz to 8 kHz): the capture's noise floor (the
 /// band's power smoothed over about 100 ms, through a ``NoiseFloor``: any lower value at once,
 /// rising 0.5 dB a second; for steady noise 1 to 2 dB under its mean), times
-/// `floorGain` (the depth the noise is suppressed to) and ``levelDB``, is what the output
-/// should hold at least. Where the output holds less, noise with random phases fills the
-/// difference. A band that holds speech, or the suppressed noise itself, gets nothing: the
-/// fill only closes the holes residual echo suppression cuts, so it sits ``levelDB`` under the
-/// floor. Measured (`aecbench suite`, 3 seeds): 4 dB under it instead of 10 scored echo MOS
-/// 0.03 lower in `base` and double-talk PESQ-WB 0.03 lower in `doubletalk`, as the fill starts
-/// to raise the plain noise's own dips.
+/// `floorGain` (the depth the noise is suppressed to) and the fill's level
+/// (``VoiceProcessingTuning/ComfortNoise/levelDB``, -10 dB), is what the output should hold at
+/// least. Where the output holds less, noise with random phases fills the difference. A band
+/// that holds speech, or the suppressed noise itself, gets nothing: the fill only closes the
+/// holes residual echo suppression cuts, so it sits 10 dB under the floor. Measured (`aecbench
+/// suite`, 3 seeds): 4 dB under it instead of 10 scored echo MOS 0.03 lower in `base` and
+/// double-talk PESQ-WB 0.03 lower in `doubletalk`, as the fill starts to raise the plain noise's
+/// own dips.
 ///
 /// It adds no delay: the analysis looks at the block being output, and the noise is built by
 /// overlap-add (a sqrt-Hann window over two blocks), so half of it lands in the next block.
 ///
 /// Thread safety: not thread-safe; the I/O thread only. Nothing allocates after `init`.
 final class ComfortNoise {
-    /// The fill's level against the suppressed noise floor, dB.
-    static let levelDB = -10.0
     let blockSize: Int
     private let fft: RealFFT
     private let bins: Int
@@ -46,21 +45,26 @@ final class ComfortNoise {
     private let tail: UnsafeMutablePointer<Float>
     /// Turns a bin's wanted analysis power into the amplitude to synthesise it with.
     private let amplitudeScale: Double
-    private let level = Math.pow(10, ComfortNoise.levelDB / 10)
+    /// The fill's level against the suppressed noise floor, as a power ratio.
+    private let level: Double
+    /// Share of the way each band's capture power moves per block.
+    private let captureSmoothing: Double
     private var started = false
     /// Whether the block the preprocessor took in last time was held back whole.
     private var lastEmptied = false
     /// The phases' source; any fixed seed (a run repeats exactly).
     private var random = SeededRandom(seed: 0x9E37_79B9_7F4A_7C15)
 
-    init(blockSize: Int, sampleRate: Int) {
+    init(blockSize: Int, sampleRate: Int, tuning: VoiceProcessingTuning.ComfortNoise = .init()) {
         self.blockSize = blockSize
+        level = Math.pow(10, tuning.levelDB / 10)
+        captureSmoothing = tuning.captureSmoothing
         let length = 2 * blockSize
         var size = 4
         while size < length { size <<= 1 }
         fft = RealFFT(size: size)
         bins = size / 2 + 1
-        let edges = BandPowers.firstBins(transformSize: size, sampleRate: sampleRate)
+        let edges = BandPowers.firstBins(transformSize: size, sampleRate: sampleRate, edgesHz: tuning.bandEdgesHz)
         bands = edges.count - 1
         firstBin = .allocate(capacity: edges.count)
         for (i, b) in edges.enumerated() { firstBin[i] = b }
@@ -73,7 +77,9 @@ final class ComfortNoise {
         lastCapture = Self.zeroed(blockSize); lastOutput = Self.zeroed(blockSize); tail = Self.zeroed(blockSize)
         smoothed = Self.zeroed(bands); output = Self.zeroed(bands)
         floors = .allocate(capacity: bands)
-        floors.initialize(repeating: NoiseFloor(blocksPerSecond: Double(sampleRate) / Double(blockSize), minimum: 1), count: bands)
+        let floor = NoiseFloor(blocksPerSecond: Double(sampleRate) / Double(blockSize), minimum: 1,
+                               riseDBPerSecond: tuning.noiseFloorRiseDBPerSecond)
+        floors.initialize(repeating: floor, count: bands)
     }
 
     deinit {
@@ -113,7 +119,7 @@ final class ComfortNoise {
     }
 
     private func learnFloor(_ capture: UnsafePointer<Int16>) {
-        analyze(history: lastCapture, capture, into: smoothed, smoothing: started ? 0.1 : 1)
+        analyze(history: lastCapture, capture, into: smoothed, smoothing: started ? captureSmoothing : 1)
         for b in 0..<bands { floors[b].update(smoothed[b]) }
         started = true
     }

@@ -44,6 +44,8 @@ final class DelayEstimator {
     let processingRate: Int
     /// Processing samples per decimated sample.
     let factor: Int
+    /// The rate the correlation runs at, Hz. Fixed by the algorithm, not tuning: the decimation
+    /// filter below is designed for it and the processing rates are multiples of it.
     static let decimatedRate = 4000
     /// Decimated samples per window, per hop, and of lag range.
     let window: Int
@@ -53,7 +55,19 @@ final class DelayEstimator {
     /// Smallest lag searched (decimated samples).
     private(set) var lagMinimum = 0
     /// Averaging factor of the cross-spectrum per hop.
-    private let smoothing: Float = 0.82
+    private let smoothing: Float
+    /// Share of the way the running levels move per hop.
+    private let levelRate: Float
+    /// Hops averaged before the first measurement.
+    private let minimumAveragedHops: Int
+    /// The whitening's floor, as a share of the band's mean magnitude.
+    private let whiteningFloor: Float
+    /// Mean powers (full scale 1) under which a hop is skipped: the far end's and the microphone's.
+    private let farSilentPower: Float, captureSilentPower: Float
+    /// The onset's search span (decimated samples), and its height: a share of the peak over
+    /// the mean, and a z-score.
+    private let onsetSearch: Int
+    private let onsetShare: Float, onsetZScore: Float
 
     private let lowpass: UnsafeMutablePointer<Float>
     private let lowpassTaps: Int
@@ -89,24 +103,30 @@ final class DelayEstimator {
     private let shiftTracker: ResponseShiftTracker
     /// The confidence (z-score) above which a peak is real: what the alignment and the shift
     /// tracker (hence the drift) act on.
-    static let confident = 7.0
+    let confident: Double
 
     /// - Parameters:
     ///   - processingRate: a multiple of 4 kHz.
     ///   - maximumLag: the longest delay searched above ``lagMinimum``, in seconds.
-    init(processingRate: Int, maximumLag: Double) {
+    init(processingRate: Int, maximumLag: Double, tuning t: VoiceProcessingTuning.DelayEstimator = .init()) {
         precondition(processingRate % Self.decimatedRate == 0, "processing rate must be a multiple of 4 kHz")
         self.processingRate = processingRate
         factor = processingRate / Self.decimatedRate
-        window = 1024
-        hop = 512
+        window = t.windowMilliseconds * Self.decimatedRate / 1000
+        hop = t.hopMilliseconds * Self.decimatedRate / 1000
+        (smoothing, levelRate, minimumAveragedHops) = (t.crossSpectrumSmoothing, t.levelRate, t.minimumAveragedHops)
+        (whiteningFloor, farSilentPower, captureSilentPower) = (t.whiteningFloor, t.farSilentPower, t.captureSilentPower)
+        onsetSearch = t.onsetSearchMilliseconds * Self.decimatedRate / 1000
+        (onsetShare, onsetZScore, confident) = (t.onsetShare, t.onsetZScore, t.confidentZScore)
+        // At least 16 ms of lags, so the z-score has a spread to stand out of (not tuning).
         lagCount = max(64, Int(maximumLag * Double(Self.decimatedRate)))
         var size = 256
         while size < window + lagCount { size <<= 1 }
         fftSize = size
         nextHop = window
 
-        // Low-pass at 1.6 kHz (decimated Nyquist 2 kHz), Kaiser-windowed sinc.
+        // Low-pass at 1.6 kHz (decimated Nyquist 2 kHz), Kaiser-windowed sinc: part of the
+        // decimation, fixed with it.
         lowpassTaps = 8 * factor + 1
         lowpass = .allocate(capacity: lowpassTaps)
         let cutoff = 1600.0 / Double(processingRate)
@@ -143,9 +163,10 @@ final class DelayEstimator {
         pRe = .allocate(capacity: bins); pIm = .allocate(capacity: bins)
         gRe.initialize(repeating: 0, count: bins); gIm.initialize(repeating: 0, count: bins)
         correlation = .allocate(capacity: fftSize)
-        bandLow = max(1, Int(150.0 / Double(Self.decimatedRate) * Double(fftSize)))
-        bandHigh = min(bins - 2, Int(1800.0 / Double(Self.decimatedRate) * Double(fftSize)))
-        shiftTracker = ResponseShiftTracker(fftSize: fftSize, bandLow: bandLow, bandHigh: bandHigh)
+        bandLow = max(1, Int(t.bandLowHz / Double(Self.decimatedRate) * Double(fftSize)))
+        bandHigh = min(bins - 2, Int(t.bandHighHz / Double(Self.decimatedRate) * Double(fftSize)))
+        shiftTracker = ResponseShiftTracker(fftSize: fftSize, bandLow: bandLow, bandHigh: bandHigh,
+                                            minimumCoherence: t.shiftMinimumCoherence, searchRadius: t.shiftSearchRadius)
     }
 
     deinit {
@@ -234,11 +255,11 @@ final class DelayEstimator {
         let bCount = window + lagCount - 1
         guard bStart >= 0, end - 1 - lagMinimum < renderCount else { return nil }
         let (capturePower, renderPower) = loadWindows(captureFrom: start, renderFrom: bStart, renderCount: bCount)
-        // Far end silent (below -70 dBFS): nothing to learn.
-        guard renderPower > 1e-7, capturePower > 1e-10 else { return nil }
+        // Far end silent (below -70 dBFS by default): nothing to learn.
+        guard renderPower > farSilentPower, capturePower > captureSilentPower else { return nil }
         accumulateCrossSpectrum(renderPower: renderPower, capturePower: capturePower, end: end)
         averagedHops += 1
-        guard averagedHops >= 2, phaseTransform() else { return nil }
+        guard averagedHops >= minimumAveragedHops, phaseTransform() else { return nil }
         fft.inverse(real: pRe, imaginary: pIm, correlation)
         return estimate(end: end)
     }
@@ -269,8 +290,9 @@ final class DelayEstimator {
         let bins = fftSize / 2 + 1
         // Weight each hop by its energy relative to the running level: loud stretches count more
         // than the fading ends of words, whatever the overall level.
-        renderLevel = renderLevel == 0 ? renderPower : 0.95 * renderLevel + 0.05 * renderPower
-        captureLevel = captureLevel == 0 ? capturePower : 0.95 * captureLevel + 0.05 * capturePower
+        let keep = 1 - levelRate
+        renderLevel = renderLevel == 0 ? renderPower : keep * renderLevel + levelRate * renderPower
+        captureLevel = captureLevel == 0 ? capturePower : keep * captureLevel + levelRate * capturePower
         let scale = 1 / (renderLevel * captureLevel).squareRoot()
         let weight = Double((renderPower * capturePower).squareRoot() * scale)
         weightSum = Double(smoothing) * weightSum + weight
@@ -291,7 +313,7 @@ final class DelayEstimator {
         for k in bandLow...bandHigh { meanMagnitude += (gRe[k] * gRe[k] + gIm[k] * gIm[k]).squareRoot() }
         meanMagnitude /= Float(bandHigh - bandLow + 1)
         guard meanMagnitude > 0 else { return false }
-        let floor = 1e-3 * meanMagnitude
+        let floor = whiteningFloor * meanMagnitude
         for k in 0..<bins {
             if k < bandLow || k > bandHigh {
                 pRe[k] = 0
@@ -323,11 +345,11 @@ final class DelayEstimator {
         // k is a shorter lag, an earlier arrival.
         let top = Double(lagMinimum + lagCount - 1)
         let lag = top - refined
-        let threshold = mean + max(0.4 * (correlation[peak] - mean), 6 * spread)
+        let threshold = mean + max(onsetShare * (correlation[peak] - mean), onsetZScore * spread)
         var earliest = peak
-        for k in (peak + 1)..<min(lagCount, peak + 1 + Self.decimatedRate / 25) where correlation[k] >= threshold { earliest = k }
+        for k in (peak + 1)..<min(lagCount, peak + 1 + onsetSearch) where correlation[k] >= threshold { earliest = k }
         let time = weightSum > 0 ? timeSum / weightSum : Double(end)
-        let tracked = confidence >= Self.confident
+        let tracked = confidence >= confident
             ? shiftTracker.track(re: pRe, im: pIm, top: lagMinimum + lagCount - 1, peakLag: lag) : nil
         return Estimate(delay: lag * Double(factor), confidence: confidence,
                         onset: min(lag, top - Double(earliest)) * Double(factor),

@@ -12,7 +12,8 @@ import Platform
 /// broadband one (the covariance of the linear output's and the echo estimate's band powers
 /// over the estimate's variance, about 0.5 s), and only the excess over the broadband leak, by
 /// more than 1.5 times, is suppressed: `1 - 3 x excess x estimate / output`, down to -30 dB,
-/// with noise filled back to each band's floor of the last second.
+/// with noise filled back to each band's floor of the last second (the numbers are
+/// ``VoiceProcessingTuning/DistortionSuppressor``'s defaults).
 ///
 /// It learns only in echo alone: blocks whose capture is 10 dB over the canceller's output. A
 /// leak learned through double talk takes the near end for residual (a prototype that learned
@@ -26,7 +27,8 @@ import Platform
 ///
 /// Thread safety: not thread-safe; the I/O thread only. Nothing allocates after `init`.
 final class DistortionSuppressor {
-    /// The bands suppressed: those below 3 kHz.
+    /// The bands suppressed: those below 3 kHz. Not tuning: the code's fixed-size arrays hold
+    /// five bands of ``BandSplit``'s seven.
     static let bands = 5
     private let blockSize: Int
     private var echoSplit, linearSplit, outputSplit, noiseSplit: BandSplit
@@ -55,27 +57,31 @@ final class DistortionSuppressor {
     private var random = SeededRandom(seed: 0xD1B5_4A32_D192_ED03)
     private let heldDecay, covarianceRate, meanRate, smoothing: Double
     private let warmBlocks: Int
-    private static let margin = 1.5, overestimate = 3.0, minimumGain = 0.03
+    /// The gain's rule (``suppression(output:)``), as the tuning gives it.
+    private let margin, overestimate, minimumGain: Double
     /// Capture over the canceller's output for a block to count as echo alone.
-    private static let echoAloneRatio = 10.0
-    /// The least echo estimate (power, full scale 32768) a block learns from: -70 dBFS.
-    private static let activePower = 1e-7 * 32768 * 32768
+    private let echoAloneRatio: Double
+    /// The least echo estimate (power, full scale 32768) a block learns from.
+    private let activePower: Double
 
-    init(blockSize: Int, sampleRate: Int) {
+    init(blockSize: Int, sampleRate: Int, tuning t: VoiceProcessingTuning.DistortionSuppressor = .init()) {
         self.blockSize = blockSize
         // The rates were set for 10 ms blocks; a 20 ms block takes two steps at once.
         let per10 = Double(blockSize) / (Double(sampleRate) / 100)
-        heldDecay = Math.pow(0.7, per10)
-        covarianceRate = 1 - Math.pow(0.98, per10)
-        meanRate = 1 - Math.pow(0.95, per10)
-        warmBlocks = Int((100 / per10).rounded())
-        smoothing = 1 - Math.pow(0.97, 16000 / Double(sampleRate))
+        heldDecay = Math.pow(t.echoHoldDecay, per10)
+        covarianceRate = 1 - Math.pow(t.covarianceSmoothing, per10)
+        meanRate = 1 - Math.pow(t.meanSmoothing, per10)
+        warmBlocks = Int((t.warmUpSeconds * 100 / per10).rounded())
+        smoothing = 1 - Math.pow(t.gainSmoothing, 16000 / Double(sampleRate))
+        (margin, overestimate, minimumGain) = (t.margin, t.overestimate, t.minimumGain)
+        echoAloneRatio = t.echoAloneRatio
+        activePower = t.activePower * 32768 * 32768
         let split = BandSplit(sampleRate: sampleRate)
         (echoSplit, linearSplit, outputSplit, noiseSplit) = (split, split, split, split)
         signal = .allocate(capacity: blockSize)
         bandsA = .allocate(capacity: BandSplit.count * blockSize)
         bandsB = .allocate(capacity: BandSplit.count * blockSize)
-        historyBlocks = max(1, Int((Double(sampleRate) / Double(blockSize)).rounded()))
+        historyBlocks = max(1, Int((t.floorSeconds * Double(sampleRate) / Double(blockSize)).rounded()))
         history = .allocate(capacity: historyBlocks * Self.bands)
         noiseRMS = calibratedNoise(seconds: 2, sampleRate: sampleRate)
     }
@@ -88,7 +94,7 @@ final class DistortionSuppressor {
     }
 
     /// The RMS of each band of the fill's noise, measured over `seconds` of it (from a copy of
-    /// the noise source and the split, so the fill itself starts fresh).
+    /// the noise source and the split, so the fill itself starts fresh). A calibration, not tuning.
     private func calibratedNoise(seconds: Int, sampleRate: Int) -> InlineArray<5, Double> {
         var split = noiseSplit, source = random
         var power = InlineArray<5, Double>(repeating: 0)
@@ -131,7 +137,7 @@ final class DistortionSuppressor {
             echoPower += echo[b]
             echoHeld[b] = max(echo[b], heldDecay * echoHeld[b])
         }
-        if echoPower > Self.activePower && capturePower > Self.echoAloneRatio * linearPower {
+        if echoPower > activePower && capturePower > echoAloneRatio * linearPower {
             learn(output: output, echo: echo)
         }
         gains = nextGains
@@ -160,8 +166,8 @@ final class DistortionSuppressor {
         let broadband = min(max(covarianceSum / max(varianceSum, 1e-30), 0), 1)
         return InlineArray { b in
             let leak = min(max(self.covariance[b] / max(self.variance[b], 1e-30), 0), 1)
-            let residual = max(0, leak - Self.margin * broadband) * self.echoHeld[b]
-            return min(max(1 - Self.overestimate * residual / max(output[b], 1e-30), Self.minimumGain), 1)
+            let residual = max(0, leak - self.margin * broadband) * self.echoHeld[b]
+            return min(max(1 - self.overestimate * residual / max(output[b], 1e-30), self.minimumGain), 1)
         }
     }
 

@@ -22,6 +22,10 @@ final class DriftEstimator {
     let capacity: Int
     /// Seconds the measurements must span before a slope is reported.
     let minimumSpan: Double
+    /// The rest of the rules, as documented on ``VoiceProcessingTuning/Drift``.
+    private let tuning: VoiceProcessingTuning.Drift
+    /// A measurement this far off the line is stray, in samples.
+    private let outlier: Double
     private let times: UnsafeMutablePointer<Double>
     private let delays: UnsafeMutablePointer<Double>
     private var head = 0
@@ -36,10 +40,12 @@ final class DriftEstimator {
     /// Whether ``slope`` is trustworthy.
     private(set) var isConfident = false
 
-    init(sampleRate: Int, capacity: Int = 160, minimumSpan: Double = 2) {
+    init(sampleRate: Int, tuning: VoiceProcessingTuning.Drift = .init()) {
         self.sampleRate = sampleRate
-        self.capacity = capacity
-        self.minimumSpan = minimumSpan
+        self.tuning = tuning
+        capacity = tuning.capacity
+        minimumSpan = tuning.minimumSpanSeconds
+        outlier = Double(sampleRate) * tuning.outlierMilliseconds / 1000
         times = .allocate(capacity: capacity)
         delays = .allocate(capacity: capacity)
         times.initialize(repeating: 0, count: capacity)
@@ -67,7 +73,8 @@ final class DriftEstimator {
     /// with no drift, double-talk PESQ 1.53 instead of 2.90). A real 50 ppm drift moves the echo
     /// by a sample in 1.25 s at 16 kHz, so it still counts from the minimum span on.
     var significantSlope: Double {
-        abs(slope) >= 1e-6 && abs(slope) >= 3 * slopeError && abs(slope) * span * Double(sampleRate) >= 1 ? slope : 0
+        abs(slope) >= tuning.minimumPPM / 1e6 && abs(slope) >= tuning.significanceErrors * slopeError
+            && abs(slope) * span * Double(sampleRate) >= tuning.minimumMoveSamples ? slope : 0
     }
 
     /// Seconds between the first and the last measurement of the fit.
@@ -76,12 +83,12 @@ final class DriftEstimator {
     /// Adds a delay measurement (samples) at capture sample `time`.
     func add(time: Int, delay: Double) {
         let t = Double(time)
-        if count >= 4 {
+        if count >= tuning.outlierTestAfter {
             let predicted = intercept + slope * (t - origin)
-            if abs(delay - predicted) > Double(sampleRate) / 4000 {
+            if abs(delay - predicted) > outlier {
                 rejectedInARow += 1
                 // Eight stray measurements in a row (about a second): the delay really moved.
-                if rejectedInARow >= 8 { reset() } else { return }
+                if rejectedInARow >= tuning.outliersToRestart { reset() } else { return }
             }
         }
         rejectedInARow = 0
@@ -140,14 +147,15 @@ final class DriftEstimator {
         // The error allowed: 4 ppm, or a tenth of the slope. On speech the estimator's jitter
         // grows with the drift (0.4 samples at 100 ppm, 1 at 200), and the absolute bound alone
         // held a 100 ppm drift back until 6 s, with the echo moving 1.6 samples a second.
-        guard span >= minimumSpan, slopeError < max(4e-6, abs(whole.slope) / 10),
+        let allowedError = max(tuning.maximumErrorPPM / 1e6, abs(whole.slope) / tuning.minimumSlopeOverError)
+        guard span >= minimumSpan, slopeError < allowedError,
               let early = fit(0, count / 2), let late = fit(count / 2, count - count / 2)
         else {
             isConfident = false
             return
         }
         // Both halves must show the same slope as the whole: drift, not a step.
-        let tolerance = max(5e-6, 3 * max(early.error, late.error))
+        let tolerance = max(tuning.halvesTolerancePPM / 1e6, tuning.halvesToleranceErrors * max(early.error, late.error))
         isConfident = abs(early.slope - slope) < tolerance && abs(late.slope - slope) < tolerance
     }
 

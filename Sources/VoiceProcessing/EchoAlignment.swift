@@ -29,12 +29,23 @@ final class EchoAlignment {
     /// The band the direct path may wander in before the reference is re-placed, in samples.
     let minimumResidual: Double
     let maximumResidual: Double
+    /// How close two estimates must be to confirm a delay, in samples.
+    private let agreement: Double
+    /// A re-placement that moves the reference by more than this resets the canceller, in samples.
+    private let resetMove: Double
+    /// A device-delay report this far from the smoothed one is a step, in samples; it is followed
+    /// after ``deviceStepPeriods`` in a row; smaller jitter moves the smoothed delay by ``deviceSmoothing``.
+    private let deviceStep: Double
+    private let deviceStepPeriods: Int
+    private let deviceSmoothing: Double
+    /// The delay estimator's z-score for a real peak.
+    private let confident: Double
     /// A fixed delay (no device delay, no estimator), if configured.
     let fixedDelay: Double?
     /// The least delay the reference is placed at when the echo allows it: when drift may be
-    /// followed, twice ``SincKernel/halfTaps`` (a read between samples needs half that many
-    /// played samples past the point, and the rest is headroom, so a small negative drift takes
-    /// minutes to use it up), else 0.
+    /// followed, twice ``SincKernel/halfTaps`` by default (a read between samples needs half that
+    /// many played samples past the point, and the rest is headroom, so a small negative drift
+    /// takes minutes to use it up), else 0.
     let interpolationFloor: Double
 
     private(set) var anchorDelay: Double
@@ -50,17 +61,27 @@ final class EchoAlignment {
     private(set) var echoDelay: Double?
     private var candidate: Double?
 
-    /// - Parameter followsDrift: whether ``setSlope(_:at:)`` will be used, so the reference must be
-    ///   readable between samples.
-    init(sampleRate: Int, fixedDelay: Double?, followsDrift: Bool = false) {
+    /// - Parameters:
+    ///   - followsDrift: whether ``setSlope(_:at:)`` will be used, so the reference must be
+    ///     readable between samples.
+    ///   - confident: the delay estimator's z-score for a real peak; weaker measurements are ignored.
+    init(sampleRate: Int, fixedDelay: Double?, followsDrift: Bool = false,
+         tuning t: VoiceProcessingTuning.Alignment = .init(),
+         confident: Double = VoiceProcessingTuning.DelayEstimator().confidentZScore) {
         self.sampleRate = sampleRate
         let ms = Double(sampleRate) / 1000
-        margin = 4 * ms
-        onsetMargin = 2 * ms
-        minimumResidual = 0.5 * ms
-        maximumResidual = 32 * ms
+        margin = t.marginMilliseconds * ms
+        onsetMargin = t.onsetMarginMilliseconds * ms
+        minimumResidual = t.minimumResidualMilliseconds * ms
+        maximumResidual = t.maximumResidualMilliseconds * ms
+        agreement = t.agreementMilliseconds * ms
+        resetMove = t.resetMoveMilliseconds * ms
+        deviceStep = t.deviceStepMilliseconds * ms
+        deviceStepPeriods = t.deviceStepPeriods
+        deviceSmoothing = t.deviceSmoothing
+        self.confident = confident
         self.fixedDelay = fixedDelay
-        interpolationFloor = followsDrift ? Double(2 * SincKernel.halfTaps) : 0
+        interpolationFloor = followsDrift ? t.interpolationFloorHalfKernels * Double(SincKernel.halfTaps) : 0
         anchorDelay = fixedDelay ?? interpolationFloor
     }
 
@@ -81,16 +102,15 @@ final class EchoAlignment {
             if !isLocked { place(reported - margin, at: time) }
             return false
         }
-        let ms = Double(sampleRate) / 1000
-        if abs(reported - current) > 2 * ms {
-            // A step (an xrun, a device restart) once it has persisted for five periods.
-            if deviceJumpCount > 0 && abs(reported - pendingDeviceDelay) <= 2 * ms {
+        if abs(reported - current) > deviceStep {
+            // A step (an xrun, a device restart) once it has persisted for some periods.
+            if deviceJumpCount > 0 && abs(reported - pendingDeviceDelay) <= deviceStep {
                 deviceJumpCount += 1
             } else {
                 deviceJumpCount = 1
                 pendingDeviceDelay = reported
             }
-            guard deviceJumpCount >= 5 else { return false }
+            guard deviceJumpCount >= deviceStepPeriods else { return false }
             deviceJumpCount = 0
             let step = reported - current
             deviceDelay = reported
@@ -99,11 +119,11 @@ final class EchoAlignment {
             candidate = nil
             let before = delay(at: time)
             place(before + step, at: time)
-            return abs(delay(at: time) - before) > ms
+            return abs(delay(at: time) - before) > resetMove
         }
         deviceJumpCount = 0
         // Jitter of a period or so: follow slowly.
-        let smoothed = current + 0.02 * (reported - current)
+        let smoothed = current + deviceSmoothing * (reported - current)
         deviceDelay = smoothed
         if !isLocked { place(smoothed - margin, at: time) }
         return false
@@ -117,17 +137,16 @@ final class EchoAlignment {
     ///   that is earlier (a diffuse room, where the echo starts before its peak).
     func updateEstimate(delay measured: Double, onset: Double? = nil, confidence: Double, at time: Int) -> Bool {
         guard fixedDelay == nil else { return false }
-        let ms = Double(sampleRate) / 1000
-        guard confidence >= DelayEstimator.confident else { return false }
+        guard confidence >= confident else { return false }
         // Two agreeing measurements in a row confirm a delay.
         defer { candidate = measured }
-        guard let previous = candidate, abs(previous - measured) <= ms else { return false }
+        guard let previous = candidate, abs(previous - measured) <= agreement else { return false }
         echoDelay = measured
         let residual = measured - delay(at: time)
         guard residual < minimumResidual || residual > maximumResidual else { return false }
         let before = delay(at: time)
         place(min(measured - margin, (onset ?? measured) - onsetMargin), at: time)
-        return abs(delay(at: time) - before) > ms
+        return abs(delay(at: time) - before) > resetMove
     }
 
     /// Moves the reference back to where it can be read between samples, if a drift slope is

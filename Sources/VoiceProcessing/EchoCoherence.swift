@@ -9,22 +9,21 @@ import DSP
 /// say anything (just reset) and when the near end is no louder than the echo, where level
 /// tests fail. The level the echo alone reaches depends on the room (0.4 in a reverberant room,
 /// 0.9 in a dry one), so it is learned from blocks the caller labels as echo only, and the near
-/// end talks when the coherence falls under ``nearEndRatio`` of it.
+/// end talks when the coherence falls under a share of it
+/// (``VoiceProcessingTuning/Coherence/nearEndRatio``, 0.6). The transform is two blocks rounded
+/// up to a power of two (fixed by the algorithm).
 ///
 /// Thread safety: not thread-safe; used by the I/O thread only. Nothing allocates after `init`.
 final class EchoCoherence {
-    /// The near end talks when the coherence is under this share of the learned echo-only level.
-    static let nearEndRatio = 0.6
-    /// Echo-only blocks the level must be learned from before the test says anything (0.5 s).
-    static let minimumLearnedBlocks = 50
-
+    /// The rules' numbers.
+    private let tuning: VoiceProcessingTuning.Coherence
     private let blockSize: Int
     private let fft: RealFFT
     private let window, input, xRe, xIm, dRe, dIm, lastCapture, lastReference: UnsafeMutablePointer<Float>
     private let sxx, sdd, sxdRe, sxdIm: UnsafeMutablePointer<Double>
     private let firstBin: Int, endBin: Int, highEndBin: Int
-    /// Smoothing per block: about 100 ms.
-    private let smoothing = 0.9
+    /// Smoothing per block: about 100 ms by default.
+    private let smoothing: Double
     private var hasSpectra = false
     /// The last block's coherence, 0 ... 1.
     private(set) var coherence = 0.0
@@ -38,14 +37,16 @@ final class EchoCoherence {
 
     /// `withHighBand`: also keep ``highCoherence`` (the reference is transformed in full either
     /// way; only the smoothing over 4 to 8 kHz is saved without it).
-    init(blockSize: Int, sampleRate: Int, withHighBand: Bool = false) {
+    init(blockSize: Int, sampleRate: Int, withHighBand: Bool = false, tuning: VoiceProcessingTuning.Coherence = .init()) {
+        self.tuning = tuning
         self.blockSize = blockSize
+        smoothing = tuning.smoothing
         var size = 4
         while size < 2 * blockSize { size <<= 1 }
         fft = RealFFT(size: size)
-        firstBin = max(1, 300 * size / sampleRate)
-        endBin = min(size / 2, 4000 * size / sampleRate)
-        highEndBin = withHighBand ? min(size / 2, 8000 * size / sampleRate) : endBin
+        firstBin = max(1, tuning.bandLowHz * size / sampleRate)
+        endBin = min(size / 2, tuning.bandHighHz * size / sampleRate)
+        highEndBin = withHighBand ? min(size / 2, tuning.highBandTopHz * size / sampleRate) : endBin
         window = .hann(2 * blockSize)
         input = .zeroed(size)
         xRe = .zeroed(size / 2 + 1)
@@ -65,11 +66,11 @@ final class EchoCoherence {
         for buffer in [sxx, sdd, sxdRe, sxdIm] { buffer.deallocate() }
     }
 
-    /// Whether the echo-only level has been learned (from ``minimumLearnedBlocks`` blocks).
-    var isLearned: Bool { learnedBlocks >= Self.minimumLearnedBlocks }
+    /// Whether the echo-only level has been learned (from the tuning's `minimumLearnedBlocks` blocks).
+    var isLearned: Bool { learnedBlocks >= tuning.minimumLearnedBlocks }
 
     /// Whether the near end talks, by this test; false until the echo-only level is learned.
-    var isNearEnd: Bool { isLearned && coherence < Self.nearEndRatio * echoLevel }
+    var isNearEnd: Bool { isLearned && coherence < tuning.nearEndRatio * echoLevel }
 
     /// Takes the block's capture and aligned reference (16-bit) and updates ``coherence`` over
     /// the last two blocks.
@@ -148,7 +149,8 @@ final class EchoCoherence {
     /// and no near end.
     func learnEchoOnly() {
         learnedBlocks += 1
-        echoLevel += (learnedBlocks <= 20 ? 1 / Double(learnedBlocks) : 0.02) * (coherence - echoLevel)
+        let rate = learnedBlocks <= tuning.runningMeanBlocks ? 1 / Double(learnedBlocks) : tuning.learningRate
+        echoLevel += rate * (coherence - echoLevel)
     }
 
     /// Forgets everything (a new device or room).

@@ -12,7 +12,8 @@ import DSP
 /// half-duplex switch: while the far end plays (its power held over the room's reverberation)
 /// and the near end does not talk, the canceller's output is attenuated by 30 dB. An unconverged
 /// canceller's residual swings by 10 dB from one word to the next, so no level model of it is
-/// safe yet. The near end talks when the capture is louder than the echo can make it: 4 dB above
+/// safe yet. (The numbers here are ``VoiceProcessingTuning/Gate``'s defaults.) The near end
+/// talks when the capture is louder than the echo can make it: 4 dB above
 /// `echoReturn x far`, where `echoReturn` is the loudest echo seen relative to the far end
 /// (starting at 0 dB); when a band test (``NearEndBandDetector``) finds near-end speech in the
 /// bands the far end leaves free; when the canceller, once it has shown it removes 10 dB, takes
@@ -21,10 +22,9 @@ import DSP
 /// that (``EchoCoherence``).
 ///
 /// It releases that hold once the canceller's own echo return loss enhancement over far-end-only
-/// blocks reaches ``releaseERLE`` (``rearmedReleaseERLE`` after a reset), or after
-/// ``maximumActiveSeconds`` of far-end speech at the latest (a room whose noise hides the
-/// canceller's progress). A hold re-armed by a reset lets go after ``stallSeconds`` if the
-/// canceller still removes under ``stalledERLE`` by then: re-converging in echo alone it is past
+/// blocks reaches 15 dB (25 dB after a reset), or after 5 s of far-end speech at the latest (a
+/// room whose noise hides the canceller's progress). A hold re-armed by a reset lets go after
+/// 2.5 s if the canceller still removes under 10 dB by then: re-converging in echo alone it is past
 /// that, so one that is not is most likely under a talker the hold's tests cannot find (a reset
 /// inside double talk), whom a longer hold would keep from the far end. From then on its level
 /// tests never act: it lowers the output only as far as the output is coherent with the far end
@@ -44,30 +44,24 @@ import DSP
 /// Thread safety: not thread-safe; used by the I/O thread only. Nothing allocates.
 final class EchoGate {
     let blockSize: Int
-    /// Linear ERLE at which the canceller is trusted, dB.
-    static let releaseERLE = 15.0
-    /// The same after a reset (a realignment, a moved loudspeaker, divergence, drift beyond
-    /// interpolation), dB: the canceller re-converges from an empty filter while the far end's
-    /// echo is at full level, and the residual it leaves between 15 and 25 dB is what listeners
-    /// heard after a path change or a realignment. At the start of a call a 20 dB release held
-    /// back talkers who speak early; after a reset it measured no such cost, as the coherence
-    /// test knows the room by then (Docs/voice-processing.md, "After a reset").
-    static let rearmedReleaseERLE = 25.0
-    /// Far-end speech after which the gate steps aside however the canceller does, seconds.
-    static let maximumActiveSeconds = 5.0
-    /// Far-end speech after which a re-armed hold lets go if the canceller removes under
-    /// ``stalledERLE`` (seconds, dB).
-    static let stallSeconds = 2.5, stalledERLE = 10.0
-    /// The gain while only the far end talks, -30 dB.
-    private let floorGain: Float = 0.0316
-    /// The near end talks when the capture is this much above the echo it could be (4 dB).
-    private let nearEndMargin = 2.5
-    /// Far-end envelope decay per block: 60 dB over 0.5 s, a reverberant room's tail.
+    /// The rules' numbers. Two worth their story: ``VoiceProcessingTuning/Gate/releaseERLEDB``
+    /// (15 dB), the ERLE at which the canceller is trusted, and
+    /// ``VoiceProcessingTuning/Gate/rearmedReleaseERLEDB`` (25 dB), the same after a reset (a
+    /// realignment, a moved loudspeaker, divergence, drift beyond interpolation): the canceller
+    /// re-converges from an empty filter while the far end's echo is at full level, and the
+    /// residual it leaves between 15 and 25 dB is what listeners heard after a path change or a
+    /// realignment. At the start of a call a 20 dB release held back talkers who speak early;
+    /// after a reset it measured no such cost, as the coherence test knows the room by then
+    /// (Docs/voice-processing.md, "After a reset").
+    let tuning: VoiceProcessingTuning.Gate
+    /// The gain while only the far end talks.
+    private let floorGain: Float
+    /// Far-end envelope decay per block: 60 dB over the tuning's decay time, a reverberant room's tail.
     private let envelopeDecay: Double
-    /// Far-end power (mean square, full scale 1) below which the far end is silent (-60 dBFS).
-    private let farFloor = 1e-6
-    /// Steps of the echo return's peak tracking: +0.05 dB and -0.01 dB a block.
-    private let riseStep = Math.pow(10, 0.005), fallStep = Math.pow(10, -0.001)
+    /// Far-end power (mean square, full scale 1) below which the far end is silent.
+    private let farFloor: Double
+    /// Steps of the echo return's peak tracking, per block.
+    private let riseStep: Double, fallStep: Double
     private let maximumActiveBlocks: Int, stallBlocks: Int
     /// Blocks of far-end-only speech the canceller's ERLE is averaged over before it counts.
     private let minimumMeasuredBlocks: Int
@@ -76,8 +70,8 @@ final class EchoGate {
     private(set) var isActive = true
     /// Whether this hold was put back on by a canceller reset, rather than starting a call.
     private var isRearmed = false
-    /// The ERLE this hold lets go at: ``releaseERLE``, or ``rearmedReleaseERLE`` after a reset.
-    private var releaseLevel: Double { isRearmed ? Self.rearmedReleaseERLE : Self.releaseERLE }
+    /// The ERLE this hold lets go at: at the start of a call, or after a reset.
+    private var releaseLevel: Double { isRearmed ? tuning.rearmedReleaseERLEDB : tuning.releaseERLEDB }
     private var farEnvelope = 0.0
     /// Capture power over the far envelope at its loudest, learned in far-end single talk (0 dB at first).
     private var echoReturn = 1.0
@@ -88,14 +82,11 @@ final class EchoGate {
     /// The highest ratio of those averages since the hold started: what the canceller has shown
     /// it removes.
     private var bestRemoval = 0.0
-    /// The near end talks when a block's capture over output is this share of ``bestRemoval``
-    /// (-8 dB), once that is at least ``minimumBestRemoval`` (10 dB).
-    private let removalMargin = 0.158, minimumBestRemoval = 10.0
-    /// Far-end-only blocks before the averages count towards ``bestRemoval`` (0.5 s): the
+    /// Far-end-only blocks before the averages count towards ``bestRemoval`` (0.5 s by default): the
     /// highest of a young average is mostly its noise.
     private let minimumRemovalBlocks: Int
-    /// Blocks in a row the canceller must fall short before that counts (30 ms), and how long a
-    /// run keeps later short blocks counting (300 ms).
+    /// Blocks in a row the canceller must fall short before that counts, and how long a run
+    /// keeps later short blocks counting.
     private let shortfallOnset: Int, shortfallHold: Int
     private var shortfallRun = 0, shortfallHoldLeft = 0
     /// The capture's noise floor (mean square, full scale 1).
@@ -116,29 +107,31 @@ final class EchoGate {
     private let coherence: EchoCoherence
     /// The coherence of the far end with the canceller's output: echo it has not removed.
     private let residual: EchoCoherence
-    /// Residual coherence from which the output is lowered, and at which it is at the floor.
-    static let residualStart = 0.2, residualFull = 0.5
-    /// Estimate correlation under which the canceller's output holds its estimate's negation
-    /// (in the suite's double talk, with a filter that fits, the 1st percentile is -0.2 to
-    /// -0.38; after a path change -0.42 to -0.85), and the span over which the output is then
-    /// lowered to the floor.
-    static let opposedEstimate = -0.4, opposedSpan = 0.3
 
-    init(blockSize: Int, sampleRate: Int) {
+    init(blockSize: Int, sampleRate: Int, tuning: VoiceProcessingTuning.Gate = .init(),
+         bands bandTuning: VoiceProcessingTuning.NearEndBands = .init(),
+         coherence coherenceTuning: VoiceProcessingTuning.Coherence = .init()) {
         self.blockSize = blockSize
-        bands = NearEndBandDetector(blockSize: blockSize, sampleRate: sampleRate)
-        coherence = EchoCoherence(blockSize: blockSize, sampleRate: sampleRate)
-        residual = EchoCoherence(blockSize: blockSize, sampleRate: sampleRate, withHighBand: true)
-        highBand = HighBandGain(sampleRate: sampleRate)
+        self.tuning = tuning
+        bands = NearEndBandDetector(blockSize: blockSize, sampleRate: sampleRate, tuning: bandTuning)
+        coherence = EchoCoherence(blockSize: blockSize, sampleRate: sampleRate, tuning: coherenceTuning)
+        residual = EchoCoherence(blockSize: blockSize, sampleRate: sampleRate, withHighBand: true, tuning: coherenceTuning)
+        highBand = HighBandGain(sampleRate: sampleRate, cutoff: tuning.highBandCutoffHz)
+        floorGain = tuning.floorGain
+        farFloor = tuning.farSilentPower
+        riseStep = Math.pow(10, tuning.echoReturnRiseDB / 10)
+        fallStep = Math.pow(10, -tuning.echoReturnFallDB / 10)
         let blocksPerSecond = Double(sampleRate) / Double(blockSize)
-        envelopeDecay = Math.pow(10, -6 / (0.5 * blocksPerSecond))
-        captureFloor = NoiseFloor(blocksPerSecond: blocksPerSecond, minimum: 1e-10)
-        maximumActiveBlocks = Int(Self.maximumActiveSeconds * blocksPerSecond)
-        stallBlocks = Int(Self.stallSeconds * blocksPerSecond)
-        minimumMeasuredBlocks = Int(0.3 * blocksPerSecond)
-        minimumRemovalBlocks = Int(0.5 * blocksPerSecond)
-        shortfallOnset = max(1, Int((0.03 * blocksPerSecond).rounded()))
-        shortfallHold = Int(0.3 * blocksPerSecond)
+        envelopeDecay = Math.pow(10, -6 / (tuning.envelopeDecaySeconds * blocksPerSecond))
+        // The floor's least power (-100 dBFS) only keeps a silent capture's floor able to rise.
+        captureFloor = NoiseFloor(blocksPerSecond: blocksPerSecond, minimum: 1e-10,
+                                  riseDBPerSecond: tuning.noiseFloorRiseDBPerSecond)
+        maximumActiveBlocks = Int(tuning.maximumActiveSeconds * blocksPerSecond)
+        stallBlocks = Int(tuning.stallSeconds * blocksPerSecond)
+        minimumMeasuredBlocks = Int(tuning.minimumMeasuredSeconds * blocksPerSecond)
+        minimumRemovalBlocks = Int(tuning.minimumRemovalSeconds * blocksPerSecond)
+        shortfallOnset = max(1, Int((tuning.shortfallOnsetSeconds * blocksPerSecond).rounded()))
+        shortfallHold = Int(tuning.shortfallHoldSeconds * blocksPerSecond)
     }
 
     /// The canceller's ERLE over far-end-only blocks so far, dB (nil before any).
@@ -175,7 +168,7 @@ final class EchoGate {
         } else {
             target = holdLinearResidual(px: px, pd: pd, pe: pe)
             if mayLowerResidual {
-                highTarget = Self.lowered(by: Self.residualShare(residual.highCoherence))
+                highTarget = lowered(by: residualShare(residual.highCoherence))
             }
         }
         highBand.apply(highTarget, to: output, count: blockSize)
@@ -188,13 +181,13 @@ final class EchoGate {
         farBlocks += 1
         // The far end itself plays (within 10 dB of its held envelope): in the envelope's hold
         // after it stops, the capture's level says nothing of the echo.
-        let farPlays = px > 0.1 * farEnvelope
+        let farPlays = px > tuning.farPlaysShare * farEnvelope
         // Every block, so that its runs count blocks the other tests find the talker in too.
         let overCanceller = talksOverCanceller(fallsShort: farPlays && cancellerFallsShort(pd: pd, pe: pe))
         // The coherence test only in a re-armed hold: in the first seconds of a call its level is
         // young, and a reverberant room's echo dips under it (`rt60_0.9` seed 2 passed echo 20 dB
         // up from 2.1 to 2.6 s).
-        let nearEndTalks = pd > nearEndMargin * echoReturn * farEnvelope || nearEndInBands
+        let nearEndTalks = pd > tuning.nearEndMargin * echoReturn * farEnvelope || nearEndInBands
             || (isRearmed && coherence.isNearEnd) || overCanceller
         if !nearEndTalks { bands.learn() }
         if !nearEndTalks && pd > 0 && farPlays {
@@ -204,8 +197,8 @@ final class EchoGate {
             echoReturn = ratio > echoReturn ? min(ratio, echoReturn * riseStep) : max(ratio, echoReturn * fallStep)
             // Its coherence is echo's, if the canceller takes something out: with no echo path
             // (a headset) the capture is the near end and noise, and teaches the test nothing.
-            if pd > 2 * pe { coherence.learnEchoOnly() }
-            let a = measuredBlocks == 0 ? 1 : 0.05
+            if pd > tuning.holdLearnRemoval * pe { coherence.learnEchoOnly() }
+            let a = measuredBlocks == 0 ? 1 : tuning.erleAverageRate
             captureAverage += a * (pd - captureAverage)
             outputAverage += a * (pe - outputAverage)
             measuredBlocks += 1
@@ -215,7 +208,7 @@ final class EchoGate {
         }
         let erle = cancellerERLE ?? 0
         let converged = measuredBlocks >= minimumMeasuredBlocks && erle >= releaseLevel
-        let stalled = isRearmed && farBlocks >= stallBlocks && erle < Self.stalledERLE
+        let stalled = isRearmed && farBlocks >= stallBlocks && erle < tuning.stalledERLEDB
         if converged || stalled || farBlocks >= maximumActiveBlocks {
             isActive = false
             return 1
@@ -245,8 +238,8 @@ final class EchoGate {
         // is under it (a headset's weak leak) capture over output says nothing.
         // And only where what it leaves is not the far end's echo (a canceller falling behind a
         // drifting or moved echo leaves one that is coherent with the far end; a talker is not).
-        bestRemoval >= minimumBestRemoval && pd > 4 * captureFloor.power && pd < removalMargin * bestRemoval * pe
-            && residual.coherence < Self.residualStart
+        bestRemoval >= tuning.minimumBestRemoval && pd > tuning.shortfallNoiseMargin * captureFloor.power
+            && pd < tuning.removalShortfall * bestRemoval * pe && residual.coherence < tuning.residualStart
     }
 
     /// The gain once the canceller has converged: lowered as far as its output is still a linear
@@ -256,13 +249,16 @@ final class EchoGate {
         // The output opposes the canceller's own estimate and is barely under the capture: the
         // filter subtracts an echo the microphone no longer has (the loudspeaker moved), so the
         // output is echo, whatever the capture's coherence says.
-        let opposition = px > farFloor && pe > 0.5 * pd ? -coherence.estimateCorrelation(output: residual) : 0
-        let opposed = opposition > -Self.opposedEstimate
+        let judged = px > farFloor && pe > tuning.opposedOutputShare * pd
+        let opposition = judged ? -coherence.estimateCorrelation(output: residual) : 0
+        let opposed = opposition > -tuning.opposedEstimate
         // Echo alone: that, or a converged canceller that takes 10 dB out while the far end plays.
         // A moved loudspeaker changes the coherence echo reaches, so both teach it.
-        if opposed || (px > 10 * farFloor && pd > 10 * pe) { coherence.learnEchoOnly() }
-        if opposed { return Self.lowered(by: (opposition + Self.opposedEstimate) / Self.opposedSpan) }
-        return mayLowerResidual ? Self.lowered(by: Self.residualShare(residual.coherence)) : 1
+        if opposed || (px > tuning.convergedLearnFar * farFloor && pd > tuning.convergedLearnRemoval * pe) {
+            coherence.learnEchoOnly()
+        }
+        if opposed { return lowered(by: (opposition + tuning.opposedEstimate) / tuning.opposedSpan) }
+        return mayLowerResidual ? lowered(by: residualShare(residual.coherence)) : 1
     }
 
     /// Whether the coherence rules may lower what the canceller leaves: the far end plays, and
@@ -271,14 +267,14 @@ final class EchoGate {
         farEnvelope > farFloor && coherence.isLearned && !coherence.isNearEnd
     }
 
-    /// How far a residual coherence lowers the output: 0 at ``residualStart``, 1 at ``residualFull``.
-    private static func residualShare(_ coherence: Double) -> Double {
-        (coherence - residualStart) / (residualFull - residualStart)
+    /// How far a residual coherence lowers the output: 0 at the tuning's `residualStart`, 1 at its `residualFull`.
+    private func residualShare(_ coherence: Double) -> Double {
+        (coherence - tuning.residualStart) / (tuning.residualFull - tuning.residualStart)
     }
 
-    /// The gain `share` of the way from 0 dB to the floor, in dB (clamped to 0 ... 1).
-    private static func lowered(by share: Double) -> Float {
-        Float(Math.pow(10, -1.5 * min(1, max(0, share))))
+    /// The gain `share` of the way from 0 dB to the lowest, in dB (clamped to 0 ... 1).
+    private func lowered(by share: Double) -> Float {
+        Float(Math.pow(10, -(tuning.loweredDepthDB / 20) * min(1, max(0, share))))
     }
 
     /// Scales `output` by `target`, interpolated from the last block's gain so changes do not click.

@@ -27,16 +27,16 @@ public enum EchoPathState: UInt8, Sendable, Equatable {
 /// speech the whitened cross-spectrum of two voices can line up by chance, and in `aecbench`'s
 /// echo-free scenario the peak's z-score reached 8.4 (mostly 3 to 5.5), past the estimator's
 /// ``DelayEstimator/confident``. Echoes gave 21 to 31 in the loudspeaker rooms and 6 to 20 for
-/// a headset's weak leak under a talker 20 dB louder. So:
+/// a headset's weak leak under a talker 20 dB louder. So (the numbers are
+/// ``VoiceProcessingTuning/EchoPath``'s defaults):
 ///
-/// - present: a peak of ``presentConfidence``, or a canceller that removes ``presentERLE`` of
-///   what it hears (only an echo of the far end in the microphone allows that);
-/// - absent: ``absentHops`` estimator hops in a row under ``DelayEstimator/confident``, over at
-///   least ``absentFarSeconds`` of far-end activity, with the canceller removing less than
-///   ``absentERLE``;
+/// - present: a peak of 10, or a canceller that removes 10 dB of what it hears (only an echo of
+///   the far end in the microphone allows that);
+/// - absent: 6 estimator hops in a row under ``DelayEstimator/confident``, over at least 0.5 s of
+///   far-end activity, with the canceller removing less than 3 dB;
 /// - a hop in between changes nothing (and restarts the count towards absent).
 ///
-/// Once an echo has been seen, absent needs far more: ``absentSecondsAfterEcho`` of far-end
+/// Once an echo has been seen, absent needs far more: 10 s of far-end
 /// activity without a peak. A weak echo under a much louder talker lowers the peak for as long
 /// as the double talk lasts (a headset's leak under a talker 20 dB louder: z-scores of 6 to 11
 /// over 6 s), and judging it absent there let the echo through at the end of the double talk
@@ -45,17 +45,10 @@ public enum EchoPathState: UInt8, Sendable, Equatable {
 ///
 /// Thread safety: not thread-safe; the I/O thread only. Nothing allocates.
 final class EchoPathDetector {
-    /// A z-score that only an echo reaches (above the chance peaks of two independent talkers).
-    static let presentConfidence = 10.0
-    /// Estimator hops (128 ms each) in a row without a confident peak.
-    static let absentHops = 6
-    /// Far-end activity those hops must span, seconds.
-    static let absentFarSeconds = 0.5
-    /// The same, once an echo has been seen since the last reset, seconds of far-end activity.
-    static let absentSecondsAfterEcho = 10.0
-    /// Linear ERLE under which the canceller removes nothing, and over which it clearly removes an echo, dB.
-    static let absentERLE = 3.0
-    static let presentERLE = 10.0
+    /// The rules' numbers.
+    let tuning: VoiceProcessingTuning.EchoPath
+    /// The delay estimator's z-score for a real peak: under it, a hop counts towards absent.
+    private let confident: Double
 
     private(set) var state = EchoPathState.unknown
     private let absentFarBlocks: Int
@@ -65,11 +58,18 @@ final class EchoPathDetector {
     private var lowHops = 0
     private var farBlocks = 0
 
-    init(blockSize: Int, sampleRate: Int) {
-        absentFarBlocks = Int(Self.absentFarSeconds * Double(sampleRate) / Double(blockSize))
-        absentFarBlocksAfterEcho = Int(Self.absentSecondsAfterEcho * Double(sampleRate) / Double(blockSize))
-        // A hop is 128 ms; the far end's pauses make the hops outnumber its active time.
-        absentHopsAfterEcho = Int(Self.absentSecondsAfterEcho / 0.128)
+    /// - Parameters:
+    ///   - confident: the delay estimator's z-score for a real peak.
+    ///   - hopSeconds: the time between the estimator's measurements.
+    init(blockSize: Int, sampleRate: Int, tuning: VoiceProcessingTuning.EchoPath = .init(),
+         confident: Double = VoiceProcessingTuning.DelayEstimator().confidentZScore,
+         hopSeconds: Double = Double(VoiceProcessingTuning.DelayEstimator().hopMilliseconds) / 1000) {
+        self.tuning = tuning
+        self.confident = confident
+        absentFarBlocks = Int(tuning.absentFarSeconds * Double(sampleRate) / Double(blockSize))
+        absentFarBlocksAfterEcho = Int(tuning.absentFarSecondsAfterEcho * Double(sampleRate) / Double(blockSize))
+        // The far end's pauses make the hops outnumber its active time.
+        absentHopsAfterEcho = Int(tuning.absentFarSecondsAfterEcho / hopSeconds)
     }
 
     /// Counts a block; `farActive` when the far end plays in it.
@@ -80,23 +80,23 @@ final class EchoPathDetector {
     /// Takes one delay-estimator measurement and the canceller's current linear ERLE (dB, nil
     /// before any far-end activity).
     func hop(confidence: Double, cancellerERLE: Double?) {
-        if confidence >= Self.presentConfidence || (cancellerERLE ?? 0) >= Self.presentERLE {
+        if confidence >= tuning.presentZScore || (cancellerERLE ?? 0) >= tuning.presentERLEDB {
             state = .present
             hasSeenEcho = true
             lowHops = 0
             farBlocks = 0
             return
         }
-        guard confidence < DelayEstimator.confident else {
+        guard confidence < confident else {
             // Something may be there: start counting again.
             lowHops = 0
             farBlocks = 0
             return
         }
         lowHops += 1
-        let hops = hasSeenEcho ? absentHopsAfterEcho : Self.absentHops
+        let hops = hasSeenEcho ? absentHopsAfterEcho : tuning.absentHops
         let blocks = hasSeenEcho ? absentFarBlocksAfterEcho : absentFarBlocks
-        if lowHops >= hops && farBlocks >= blocks && (cancellerERLE ?? 0) < Self.absentERLE {
+        if lowHops >= hops && farBlocks >= blocks && (cancellerERLE ?? 0) < tuning.absentERLEDB {
             state = .absent
         }
     }

@@ -30,8 +30,10 @@ final class EchoStage {
     private var notch: DCNotch
     /// Holds back the echo the canceller does not remove (nil: none).
     private let echoGate: EchoGate?
-    /// How far ahead of the reference the echo gate also looks, in samples (40 ms).
+    /// How far ahead of the reference the echo gate also looks, in samples (40 ms by default).
     private let gateLead: Double
+    /// How far under the device delay the delay estimator starts its search, in samples.
+    private let searchBeforeDevice: Int
     private let scratch: ProcessingScratch
     /// Capture samples (processing rate) consumed into blocks so far.
     private(set) var captureIndex = 0
@@ -42,17 +44,19 @@ final class EchoStage {
 
     init(configuration c: VoiceProcessingConfiguration, block: Int, canceller: any EchoCanceller, gated: Bool,
          scratch: ProcessingScratch) {
-        let fp = c.processingSampleRate
+        let fp = c.processingSampleRate, t = c.tuning
         self.block = block
         rate = fp
         self.canceller = canceller
         self.scratch = scratch
         notch = DCNotch(sampleRate: fp)
         let fixed: Double? = if case .fixed(seconds: let seconds) = c.delay { seconds * Double(fp) } else { nil }
-        alignment = EchoAlignment(sampleRate: fp, fixedDelay: fixed, followsDrift: c.compensatesDrift)
+        alignment = EchoAlignment(sampleRate: fp, fixedDelay: fixed, followsDrift: c.compensatesDrift, tuning: t.alignment,
+                                  confident: t.delayEstimator.confidentZScore)
+        searchBeforeDevice = t.alignment.searchBeforeDeviceMilliseconds * fp / 1000
         if fixed == nil {
-            estimator = DelayEstimator(processingRate: fp, maximumLag: c.maximumEchoDelaySeconds)
-            drift = c.compensatesDrift ? DriftEstimator(sampleRate: fp) : nil
+            estimator = DelayEstimator(processingRate: fp, maximumLag: c.maximumEchoDelaySeconds, tuning: t.delayEstimator)
+            drift = c.compensatesDrift ? DriftEstimator(sampleRate: fp, tuning: t.drift) : nil
         } else {
             estimator = nil
             drift = nil
@@ -60,10 +64,13 @@ final class EchoStage {
         // History for the largest delay the estimator can report, plus a period.
         let maxDelay = (fixed ?? 0) + Double(estimator?.maximumMinimumLag ?? 0) + c.maximumEchoDelaySeconds * Double(fp)
         ring = ReferenceRing(span: Int(maxDelay) + 2 * scratch.capacity)
-        health = CancellerHealth(blockSize: block, sampleRate: fp)
-        echoPath = EchoPathDetector(blockSize: block, sampleRate: fp)
-        echoGate = gated ? EchoGate(blockSize: block, sampleRate: fp) : nil
-        gateLead = 0.04 * Double(fp)
+        health = CancellerHealth(blockSize: block, sampleRate: fp, tuning: t.cancellerHealth)
+        echoPath = EchoPathDetector(blockSize: block, sampleRate: fp, tuning: t.echoPath,
+                                    confident: t.delayEstimator.confidentZScore,
+                                    hopSeconds: Double(t.delayEstimator.hopMilliseconds) / 1000)
+        echoGate = gated
+            ? EchoGate(blockSize: block, sampleRate: fp, tuning: t.gate, bands: t.nearEndBands, coherence: t.coherence) : nil
+        gateLead = t.gate.leadMilliseconds / 1000 * Double(fp)
     }
 
     /// Whether an echo path may be there (present, or not yet known).
@@ -78,11 +85,11 @@ final class EchoStage {
     }
 
     /// The device's round trip (`deviceDelay` samples at the processing rate): the echo is
-    /// searched from 50 ms under it.
+    /// searched from a little under it (50 ms by default).
     func updateDevice(delay deviceDelay: Double) {
         alignment.updateDevice(delay: deviceDelay, at: captureIndex)
         if let device = alignment.deviceDelay {
-            estimator?.setSearchStart(Int(device) - 50 * rate / 1000)
+            estimator?.setSearchStart(Int(device) - searchBeforeDevice)
         }
     }
 

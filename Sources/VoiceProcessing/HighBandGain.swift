@@ -15,9 +15,10 @@ struct HighBandGain {
     /// The gain the last block ended at.
     private(set) var gain: Float = 1
 
-    /// A split at 4 kHz, or none (every gain passes the signal) where that is at or over Nyquist.
-    init(sampleRate: Int) {
-        lowpass = ButterworthLowpass(cutoff: 4000, sampleRate: sampleRate)
+    /// A split at `cutoff` Hz (4 kHz by default, ``VoiceProcessingTuning/Gate/highBandCutoffHz``),
+    /// or none (every gain passes the signal) where that is at or over Nyquist.
+    init(sampleRate: Int, cutoff: Double = 4000) {
+        lowpass = ButterworthLowpass(cutoff: cutoff, sampleRate: sampleRate)
     }
 
     /// Filters `samples` in place, the gain moving from the last block's to `target` across it.

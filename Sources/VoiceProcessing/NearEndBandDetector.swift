@@ -15,37 +15,30 @@ import DSP
 /// takes no part. The decay trades one way against the other: 0.4 s found more near-end speech
 /// but took the tail of a 0.9 s room for it, 0.8 s missed most of the talkers it is for.
 ///
-/// Near-end speech starts when at least ``startBands`` bands are ``startSpread`` standard
-/// deviations (and at least 9 dB) above the modelled echo plus noise, continues while
-/// ``continueBands`` bands are 1.5 deviations (and 6 dB) above it, and is held 150 ms after.
-/// A band takes part only after ``minimumLearnedBlocks`` blocks of learning, so at the very
+/// With ``VoiceProcessingTuning/NearEndBands``'s defaults, near-end speech starts when at least
+/// 4 bands are 3 standard deviations (and at least 9 dB) above the modelled echo plus noise,
+/// continues while 3 bands are 1.5 deviations (and 6 dB) above it, and is held 150 ms after.
+/// A band takes part only after 25 blocks of learning, so at the very
 /// start (or after a reset) only the gate's broadband test speaks. The model is not trusted
 /// further than that: the gate still holds the echo back whenever the detector is quiet.
 ///
 /// Thread safety: not thread-safe; the I/O thread only. Nothing allocates after `init`.
 final class NearEndBandDetector {
-    static let startBands = 4
-    static let continueBands = 3
-    static let startSpread = 3.0
-    static let continueSpread = 1.5
-    static let minimumLearnedBlocks = 25
-    /// A band whose echo strays more than this from the model (7 dB rms, in nepers of power)
+    /// The rules' numbers. A band whose echo strays more than `maximumSpread` from the model
     /// says nothing: the reference is not aligned yet, or the model learned from near-end speech.
-    static let maximumSpread = 1.6
-
+    private let tuning: VoiceProcessingTuning.NearEndBands
     private let analyzer: BandPowers
     private let bands: Int
-    private let startFloor = Math.pow(10, 0.9), continueFloor = Math.pow(10, 0.6)
-    /// The noise counts 6 dB above its floor.
-    private let noiseMargin = Math.pow(10, 0.6)
-    /// The room model: 60 dB of decay in 0.6 s, per block.
+    /// How far over the modelled echo a band must be at least to start and to continue, as power ratios.
+    private let startFloor: Double, continueFloor: Double
+    /// How far above its floor the noise counts, as a power ratio.
+    private let noiseMargin: Double
+    /// The room model's decay per block.
     private let roomDecay: Double
-    /// The far end's held envelope per band: 60 dB in 0.5 s, as the gate's broadband envelope.
+    /// The far end's held envelope per band, per block (as the gate's broadband envelope).
     private let envelopeDecay: Double
-    /// The noise floor rises 0.02 dB a block and follows any lower block at once.
-    private let noiseRise = Math.pow(10, 0.002)
-    /// Learning rate of the log gain and its spread after the first 20 blocks (a running mean).
-    private let learningRate = 0.02
+    /// The noise floor's rise per block; it follows any lower block at once.
+    private let noiseRise: Double
     private let holdBlocks: Int
 
     // Per band: this block's powers, and the model's state.
@@ -54,13 +47,18 @@ final class NearEndBandDetector {
     private var holdLeft = 0
     private var noiseStarted = false
 
-    init(blockSize: Int, sampleRate: Int) {
-        analyzer = BandPowers(blockSize: blockSize, sampleRate: sampleRate)
+    init(blockSize: Int, sampleRate: Int, tuning: VoiceProcessingTuning.NearEndBands = .init()) {
+        self.tuning = tuning
+        analyzer = BandPowers(blockSize: blockSize, sampleRate: sampleRate, edgesHz: tuning.bandEdgesHz)
         bands = analyzer.count
+        startFloor = Math.pow(10, tuning.startFloorDB / 10)
+        continueFloor = Math.pow(10, tuning.continueFloorDB / 10)
+        noiseMargin = Math.pow(10, tuning.noiseMarginDB / 10)
+        noiseRise = Math.pow(10, tuning.noiseRiseDBPerBlock / 10)
         let blocksPerSecond = Double(sampleRate) / Double(blockSize)
-        roomDecay = Math.pow(10, -6 / (0.6 * blocksPerSecond))
-        envelopeDecay = Math.pow(10, -6 / (0.5 * blocksPerSecond))
-        holdBlocks = Int((0.15 * blocksPerSecond).rounded())
+        roomDecay = Math.pow(10, -6 / (tuning.roomDecaySeconds * blocksPerSecond))
+        envelopeDecay = Math.pow(10, -6 / (tuning.envelopeDecaySeconds * blocksPerSecond))
+        holdBlocks = Int((tuning.holdSeconds * blocksPerSecond).rounded())
         capture = Self.zeroed(bands); reference = Self.zeroed(bands); lead = Self.zeroed(bands)
         envelope = Self.zeroed(bands); noise = Self.zeroed(bands); roomPower = Self.zeroed(bands)
         logGain = Self.zeroed(bands); logSpread = Self.zeroed(bands)
@@ -94,14 +92,14 @@ final class NearEndBandDetector {
             noise[k] = capture[k] < noise[k] ? capture[k] : noise[k] * noiseRise
             roomPower[k] = lead[k] + roomDecay * roomPower[k]
             let spread = logSpread[k].squareRoot()
-            guard learned[k] >= Self.minimumLearnedBlocks, spread <= Self.maximumSpread else { continue }
+            guard learned[k] >= tuning.minimumLearnedBlocks, spread <= tuning.maximumSpread else { continue }
             let echo = Math.exp(logGain[k]) * roomPower[k]
-            let startFactor = max(startFloor, Math.exp(Self.startSpread * spread))
-            let continueFactor = max(continueFloor, Math.exp(Self.continueSpread * spread))
+            let startFactor = max(startFloor, Math.exp(tuning.startSpread * spread))
+            let continueFactor = max(continueFloor, Math.exp(tuning.continueSpread * spread))
             if capture[k] > startFactor * echo + startFloor * noiseMargin * noise[k] { strong += 1 }
             if capture[k] > continueFactor * echo + continueFloor * noiseMargin * noise[k] { above += 1 }
         }
-        let talks = holdLeft > 0 ? above >= Self.continueBands : strong >= Self.startBands
+        let talks = holdLeft > 0 ? above >= tuning.continueBands : strong >= tuning.startBands
         if talks { holdLeft = holdBlocks } else if holdLeft > 0 { holdLeft -= 1 }
         return holdLeft > 0
     }
@@ -110,16 +108,18 @@ final class NearEndBandDetector {
     /// call it only for blocks without near-end speech. Bands where the far end is quiet, or the
     /// capture is near the noise floor, teach nothing.
     func learn() {
-        for k in 0..<bands where roomPower[k] > 0 && reference[k] > 0.1 * envelope[k] && capture[k] > 4 * noise[k] {
+        for k in 0..<bands where roomPower[k] > 0 && reference[k] > tuning.learnFarShare * envelope[k]
+            && capture[k] > tuning.learnNoiseMargin * noise[k] {
             let logRatio = Math.log(capture[k] / roomPower[k])
             learned[k] += 1
-            // A running mean and variance over the first 20 blocks (Welford's), then exponential.
+            // A running mean and variance over the first blocks (Welford's), then exponential.
             let n = Double(learned[k])
             let deviation = logRatio - logGain[k]
-            logGain[k] += (learned[k] <= 20 ? 1 / n : learningRate) * deviation
+            let running = learned[k] <= tuning.runningMeanBlocks
+            logGain[k] += (running ? 1 / n : tuning.learningRate) * deviation
             if learned[k] > 1 {
                 let square = deviation * (logRatio - logGain[k])
-                logSpread[k] += (learned[k] <= 20 ? 1 / (n - 1) : learningRate) * (square - logSpread[k])
+                logSpread[k] += (running ? 1 / (n - 1) : tuning.learningRate) * (square - logSpread[k])
             }
         }
     }

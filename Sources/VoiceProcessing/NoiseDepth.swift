@@ -1,8 +1,8 @@
 import DSP
 
 /// How deep the preprocessor suppresses noise: deep enough to bring the capture's noise floor
-/// ``targetDB`` under the loudest sound the microphone hears, from ``minimumDB`` to
-/// ``maximumDB``.
+/// 45 dB under the loudest sound the microphone hears, from 6 to 20 dB (the numbers here are
+/// ``VoiceProcessingTuning/NoiseDepth``'s defaults).
 ///
 /// Why not always the full depth: a floor already far under the talkers gains nothing from
 /// being suppressed further, and a floor suppressed that far leaves the canceller's residual echo
@@ -15,22 +15,22 @@ import DSP
 ///
 /// Thread safety: a value type; used by the I/O thread only. Nothing allocates.
 struct NoiseDepth {
-    static let targetDB = 45.0
-    static let minimumDB = 6
-    static let maximumDB = 20
-
+    /// The rules' numbers.
+    let tuning: VoiceProcessingTuning.NoiseDepth
     private let fall: Double
     private let settleBlocks: Int
     private var noise: NoiseFloor
     private var loudest = 0.0
     private var blocks = 0
     /// The depth now, in dB (positive).
-    private(set) var depthDB = NoiseDepth.maximumDB
+    private(set) var depthDB: Int
 
-    init(blocksPerSecond: Double) {
-        noise = NoiseFloor(blocksPerSecond: blocksPerSecond, minimum: 1)
-        fall = Math.pow(10, -0.3 / blocksPerSecond)
-        settleBlocks = Int(2 * blocksPerSecond)
+    init(blocksPerSecond: Double, tuning: VoiceProcessingTuning.NoiseDepth = .init()) {
+        self.tuning = tuning
+        depthDB = tuning.maximumDB
+        noise = NoiseFloor(blocksPerSecond: blocksPerSecond, minimum: 1, riseDBPerSecond: tuning.noiseFloorRiseDBPerSecond)
+        fall = Math.pow(10, -(tuning.loudestFallDBPerSecond / 10) / blocksPerSecond)
+        settleBlocks = Int(tuning.settleSeconds * blocksPerSecond)
     }
 
     /// Takes one block's capture energy (16-bit units squared, summed); returns the new depth
@@ -42,8 +42,8 @@ struct NoiseDepth {
         blocks += 1
         guard blocks >= settleBlocks else { return nil }
         let ratioDB = 10 * Math.log10(loudest / noise.power)
-        let wanted = Int(min(Double(Self.maximumDB), max(Double(Self.minimumDB), Self.targetDB - ratioDB)).rounded())
-        guard abs(wanted - depthDB) >= 2 else { return nil }
+        let wanted = Int(min(Double(tuning.maximumDB), max(Double(tuning.minimumDB), tuning.targetDB - ratioDB)).rounded())
+        guard abs(wanted - depthDB) >= tuning.stepDB else { return nil }
         depthDB = wanted
         return wanted
     }
@@ -51,6 +51,6 @@ struct NoiseDepth {
     /// Starts over (the streams restarted), at the full depth.
     mutating func reset() {
         noise.reset()
-        (loudest, blocks, depthDB) = (0, 0, Self.maximumDB)
+        (loudest, blocks, depthDB) = (0, 0, tuning.maximumDB)
     }
 }

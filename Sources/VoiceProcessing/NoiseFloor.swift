@@ -1,6 +1,6 @@
 import DSP
 
-/// A noise floor: the quietest block power seen, rising 0.5 dB a second. It follows the noise
+/// A noise floor: the quietest block power seen, rising 0.5 dB a second (by default). It follows the noise
 /// down at once and up slowly, so speech barely lifts it; for steady noise it sits 1 to 2 dB
 /// under the noise's mean.
 ///
@@ -15,8 +15,9 @@ struct NoiseFloor {
     /// The floor, in the caller's power units (+infinity before the first block).
     private(set) var power = Double.infinity
 
-    init(blocksPerSecond: Double, minimum: Double) {
-        rise = Math.pow(10, 0.05 / blocksPerSecond)
+    /// - Parameter riseDBPerSecond: how fast the floor rises, dB per second.
+    init(blocksPerSecond: Double, minimum: Double, riseDBPerSecond: Double = 0.5) {
+        rise = Math.pow(10, riseDBPerSecond / 10 / blocksPerSecond)
         self.minimum = minimum
     }
 

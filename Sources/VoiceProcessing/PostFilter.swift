@@ -38,9 +38,12 @@ final class PostFilter {
                                         continuing: preprocessor.speechProbabilityContinue)
         appliedAGC = c.agcEnabled
         self.block = block
-        noiseDepth = c.suppressesNoise ? NoiseDepth(blocksPerSecond: Double(c.processingSampleRate) / Double(block)) : nil
-        comfortNoise = suppressionSource.map { _ in ComfortNoise(blockSize: block, sampleRate: c.processingSampleRate) }
-        distortion = suppressionSource.map { _ in DistortionSuppressor(blockSize: block, sampleRate: c.processingSampleRate) }
+        let t = c.tuning, rate = c.processingSampleRate
+        noiseDepth = c.suppressesNoise ? NoiseDepth(blocksPerSecond: Double(rate) / Double(block), tuning: t.noiseDepth) : nil
+        comfortNoise = suppressionSource.map { _ in ComfortNoise(blockSize: block, sampleRate: rate, tuning: t.comfortNoise) }
+        distortion = suppressionSource.map { _ in
+            DistortionSuppressor(blockSize: block, sampleRate: rate, tuning: t.distortionSuppressor)
+        }
     }
 
     /// Residual echo suppression only where there is an echo: SpeexDSP's follows the far end's
@@ -96,9 +99,9 @@ final class PostFilter {
         speechDetector.reset()
         comfortNoise?.reset()
         distortion?.reset()
-        if noiseDepth != nil {
+        if let depth = noiseDepth {
             noiseDepth?.reset()
-            try? preprocessor.setNoiseSuppress(dB: -NoiseDepth.maximumDB)
+            try? preprocessor.setNoiseSuppress(dB: -depth.tuning.maximumDB)
         }
     }
 }

@@ -21,9 +21,9 @@
 /// Thread safety: not thread-safe; owned by a ``DelayEstimator``. Nothing allocates after `init`.
 final class ResponseShiftTracker {
     /// The share of the response the current spectrum must still have in common with the snapshot.
-    static let minimumCoherence = 0.2
+    private let minimumCoherence: Double
     /// Integer lags searched on each side of the last shift before refining.
-    static let searchRadius = 3
+    private let searchRadius: Int
 
     private let fftSize: Int
     private let bandLow: Int, bandHigh: Int
@@ -39,8 +39,14 @@ final class ResponseShiftTracker {
     /// The coherence of the last measurement, 0 ... 1.
     private(set) var coherence = 0.0
 
-    init(fftSize: Int, bandLow: Int, bandHigh: Int) {
+    /// `minimumCoherence` and `searchRadius` are ``VoiceProcessingTuning/DelayEstimator``'s
+    /// `shiftMinimumCoherence` and `shiftSearchRadius`.
+    init(fftSize: Int, bandLow: Int, bandHigh: Int,
+         minimumCoherence: Double = VoiceProcessingTuning.DelayEstimator().shiftMinimumCoherence,
+         searchRadius: Int = VoiceProcessingTuning.DelayEstimator().shiftSearchRadius) {
         self.fftSize = fftSize
+        self.minimumCoherence = minimumCoherence
+        self.searchRadius = searchRadius
         self.bandLow = bandLow
         self.bandHigh = bandHigh
         let bins = fftSize / 2 + 1
@@ -71,13 +77,13 @@ final class ResponseShiftTracker {
         let offset = Double(top - anchorTop)
         let expected = Int((offset - lastShift).rounded())
         var best = expected, bestValue = -Double.infinity
-        for t in (expected - Self.searchRadius)...(expected + Self.searchRadius) {
+        for t in (expected - searchRadius)...(expected + searchRadius) {
             let value = correlation(at: Double(t))
             if value > bestValue { best = t; bestValue = value }
         }
         let t = refine(best)
         coherence = correlation(at: t) / Double(bandHigh - bandLow + 1)
-        guard coherence >= Self.minimumCoherence else {
+        guard coherence >= minimumCoherence else {
             // The room changed: start a new snapshot where the tracked lag is now.
             let lag = anchorLag + lastShift
             snapshot(re: re, im: im, top: top, lag: lag)

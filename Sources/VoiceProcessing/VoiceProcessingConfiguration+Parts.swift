@@ -11,6 +11,7 @@ extension VoiceProcessingConfiguration {
         guard blockMilliseconds == 10 || blockMilliseconds == 20 else { throw VoiceProcessingError("block must be 10 or 20 ms") }
         guard (1...65536).contains(maximumFramesPerPeriod) else { throw VoiceProcessingError("period of \(maximumFramesPerPeriod) frames") }
         guard (0.05...2).contains(maximumEchoDelaySeconds) else { throw VoiceProcessingError("maximum echo delay must be in 0.05...2 s") }
+        try tuning.validate()
     }
 
     /// The echo canceller: `custom` when it takes this configuration's blocks, else the configured one.

@@ -2,8 +2,9 @@ package import SpeexDSP
 
 extension VoiceProcessingConfiguration {
     /// The SpeexDSP preprocessor that runs after the canceller, set up as this configuration
-    /// says: noise suppression down to -20 dB (the unit then sets the depth from the capture's noise
-    /// floor, `NoiseDepth`), AGC up to 20 dB of gain. SpeexDSP's VAD flag stays
+    /// says: noise suppression down to the tuning's deepest, -20 dB (the unit then sets the depth
+    /// from the capture's noise floor, `NoiseDepth`), AGC up to 20 dB of gain
+    /// (``VoiceProcessingTuning/PostFilter/agcMaximumGainDB``). SpeexDSP's VAD flag stays
     /// off (it only changes `process`'s return value, and prints a warning when set); the unit
     /// decides speech from the preprocessor's speech probability (``SpeechDetector``), which the
     /// AGC uses either way. Residual echo suppression needs the canceller: attach it when
@@ -16,9 +17,9 @@ extension VoiceProcessingConfiguration {
     package func makePreprocessor(blockSize: Int, sampleRate: Int) throws(SpeexError) -> SpeexPreprocessor {
         let preprocessor = try SpeexPreprocessor(frameSize: blockSize, sampleRate: sampleRate)
         try preprocessor.setDenoise(suppressesNoise)
-        try preprocessor.setNoiseSuppress(dB: -20)
+        try preprocessor.setNoiseSuppress(dB: -tuning.noiseDepth.maximumDB)
         try preprocessor.setAGC(agcEnabled)
-        try preprocessor.setAGCMaxGain(dB: 20)
+        try preprocessor.setAGCMaxGain(dB: tuning.postFilter.agcMaximumGainDB)
         return preprocessor
     }
 }

@@ -101,12 +101,16 @@ public struct VoiceProcessingConfiguration: Sendable, Equatable {
     public var agcEnabled: Bool
     public var mode: VoiceProcessingMode
     public var ducking: OtherAudioDucking
+    /// The numbers every stage of the chain works with; the default is the shipped tuning.
+    /// Out-of-range values make ``VoiceProcessingUnit/init(configuration:canceller:)`` throw.
+    public var tuning: VoiceProcessingTuning
 
     public init(deviceSampleRate: Int = 16000, processingSampleRate: Int = 16000, maximumFramesPerPeriod: Int = 4096,
                 blockMilliseconds: Int = 10, echoCanceller: EchoCancellerBackend = .speex(tailSeconds: 0.256),
                 delay: EchoDelayMode = .automatic, compensatesDrift: Bool = true, maximumEchoDelaySeconds: Double = 0.5,
                 suppressesResidualEcho: Bool = true, suppressesNoise: Bool = true, agcEnabled: Bool = true,
-                mode: VoiceProcessingMode = .voiceChat, ducking: OtherAudioDucking = OtherAudioDucking()) {
+                mode: VoiceProcessingMode = .voiceChat, ducking: OtherAudioDucking = OtherAudioDucking(),
+                tuning: VoiceProcessingTuning = VoiceProcessingTuning()) {
         self.deviceSampleRate = deviceSampleRate
         self.processingSampleRate = processingSampleRate
         self.maximumFramesPerPeriod = maximumFramesPerPeriod
@@ -120,6 +124,7 @@ public struct VoiceProcessingConfiguration: Sendable, Equatable {
         self.agcEnabled = agcEnabled
         self.mode = mode
         self.ducking = ducking
+        self.tuning = tuning
     }
 }
 

@@ -57,7 +57,7 @@ public final class VoiceProcessingUnit {
         postFilter = try PostFilter(configuration: c, block: block, canceller: canceller)
         let gated = c.suppressesResidualEcho && canceller is SpeexMDFEchoCanceller
         echo = EchoStage(configuration: c, block: block, canceller: canceller, gated: gated, scratch: scratch)
-        activity = ActivityTracker(blockSeconds: Double(c.blockMilliseconds) / 1000, sampleRate: fp)
+        activity = ActivityTracker(blockSeconds: Double(c.blockMilliseconds) / 1000, sampleRate: fp, tuning: c.tuning.activity)
 
         shared.agc.store(c.agcEnabled, ordering: .relaxed)
         shared.mode.store(c.mode.rawValue, ordering: .relaxed)

@@ -98,13 +98,13 @@ struct EchoCoherenceTests {
         // A converged canceller (a residual 30 dB down) with a talker over it: unrelated.
         let talker = Self.estimateCorrelations(far: far, capture: zip(echo, near).map { $0 + $1 },
                                                output: zip(echo, near).map { 0.03 * $0 + $1 })
-        #expect(Self.share(talker) { $0 < EchoGate.opposedEstimate } < 0.02)
+        #expect(Self.share(talker) { $0 < VoiceProcessingTuning.Gate().opposedEstimate } < 0.02)
         // A canceller short of the echo: its output is more of its estimate.
         let short = Self.estimateCorrelations(far: far, capture: echo, output: echo.map { 0.5 * $0 })
         #expect(Self.share(short) { $0 > 0.5 } > 0.9)
         // The loudspeaker moved: the canceller subtracts the old echo from the new one.
         let opposed = Self.estimateCorrelations(far: far, capture: moved, output: zip(moved, echo).map { $0 - $1 })
-        #expect(Self.share(opposed) { $0 < EchoGate.opposedEstimate } > 0.9)
+        #expect(Self.share(opposed) { $0 < VoiceProcessingTuning.Gate().opposedEstimate } > 0.9)
     }
 
     @Test("Borrowing another's transform of the reference gives exactly what transforming it again does")

@@ -16,7 +16,7 @@ struct EchoPathDetectorTests {
     @Test("Hops without a peak over far-end speech make the path absent; chance peaks under 10 do not make it present")
     func absentAfterQuietHops() {
         let d = EchoPathDetector(blockSize: Self.frame, sampleRate: Self.rate)
-        for _ in 0..<(EchoPathDetector.absentHops - 1) { Self.hop(d, confidence: 4) }
+        for _ in 0..<(VoiceProcessingTuning.EchoPath().absentHops - 1) { Self.hop(d, confidence: 4) }
         #expect(d.state == .unknown)
         Self.hop(d, confidence: 4)
         #expect(d.state == .absent)
@@ -30,9 +30,9 @@ struct EchoPathDetectorTests {
         let d = EchoPathDetector(blockSize: Self.frame, sampleRate: Self.rate)
         Self.hop(d, confidence: 12)
         #expect(d.state == .present)
-        for _ in 0..<(EchoPathDetector.absentHops - 1) { Self.hop(d, confidence: 4) }
+        for _ in 0..<(VoiceProcessingTuning.EchoPath().absentHops - 1) { Self.hop(d, confidence: 4) }
         Self.hop(d, confidence: 8)  // something may be there
-        for _ in 0..<(EchoPathDetector.absentHops - 1) { Self.hop(d, confidence: 4) }
+        for _ in 0..<(VoiceProcessingTuning.EchoPath().absentHops - 1) { Self.hop(d, confidence: 4) }
         #expect(d.state == .present)
         // Once an echo was seen, a weak one under a loud talker must not be dropped: 10 s of
         // far-end activity without a peak first.
@@ -53,7 +53,7 @@ struct EchoPathDetectorTests {
         for _ in 0..<20 { Self.hop(working, confidence: 3, erle: 6) }
         #expect(working.state == .unknown)
         working.reset()
-        for _ in 0..<EchoPathDetector.absentHops { Self.hop(working, confidence: 3) }
+        for _ in 0..<VoiceProcessingTuning.EchoPath().absentHops { Self.hop(working, confidence: 3) }
         #expect(working.state == .absent)
     }
 

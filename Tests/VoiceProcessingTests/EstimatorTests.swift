@@ -37,7 +37,7 @@ private func estimate(bulkDelay: Double, driftPPM: Double, seconds: Double, proc
         mic.withUnsafeBufferPointer { m in
             for start in stride(from: 0, to: far.count - frame, by: frame) {
                 estimator.pushRender(f.baseAddress! + start, frame)
-                if let e = estimator.pushCapture(m.baseAddress! + start, frame), e.confidence >= DelayEstimator.confident {
+                if let e = estimator.pushCapture(m.baseAddress! + start, frame), e.confidence >= estimator.confident {
                     found.append(e)
                     if followPeak {
                         drift.add(time: e.time, delay: e.delay)

@@ -21,8 +21,8 @@ struct NoiseDepthTests {
 
     @Test("A quiet room (noise 40 dB under the talkers) is suppressed 6 dB, a noisy one (15 dB under) the full 20")
     func depthFollowsTheNoise() {
-        #expect(Self.run(talkDB: 90, noiseDB: 50).depthDB == NoiseDepth.minimumDB)
-        #expect(Self.run(talkDB: 90, noiseDB: 75).depthDB == NoiseDepth.maximumDB)
+        #expect(Self.run(talkDB: 90, noiseDB: 50).depthDB == VoiceProcessingTuning.NoiseDepth().minimumDB)
+        #expect(Self.run(talkDB: 90, noiseDB: 75).depthDB == VoiceProcessingTuning.NoiseDepth().maximumDB)
         // In between: 45 dB minus the distance; 30 dB under gives 15 dB.
         #expect(abs(Self.run(talkDB: 90, noiseDB: 60).depthDB - 15) <= 1)
     }
@@ -32,10 +32,10 @@ struct NoiseDepthTests {
         var depth = NoiseDepth(blocksPerSecond: Self.blocksPerSecond)
         var moved = false
         for _ in 0..<199 { moved = moved || depth.update(energy: 1e9) != nil }
-        #expect(!moved && depth.depthDB == NoiseDepth.maximumDB)
+        #expect(!moved && depth.depthDB == VoiceProcessingTuning.NoiseDepth().maximumDB)
         let quiet = Self.run(depth, talkDB: 90, noiseDB: 50)
-        #expect(quiet.depthDB == NoiseDepth.minimumDB)
+        #expect(quiet.depthDB == VoiceProcessingTuning.NoiseDepth().minimumDB)
         // The noise comes up to 15 dB under the talkers; the floor follows at 0.5 dB a second.
-        #expect(Self.run(quiet, talkDB: 90, noiseDB: 75, seconds: 80).depthDB == NoiseDepth.maximumDB)
+        #expect(Self.run(quiet, talkDB: 90, noiseDB: 75, seconds: 80).depthDB == VoiceProcessingTuning.NoiseDepth().maximumDB)
     }
 }

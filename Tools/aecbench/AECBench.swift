@@ -11,9 +11,10 @@ struct AECBench: ParsableCommand {
             simulate: builds a scenario (far-end speech through a room, bulk delay, clock drift, loudspeaker \
             distortion, near-end speech, noise) and writes its signals. process: runs an echo canceller over \
             far + mic and measures it. suite: the standard scenarios for CallAudio, plain SpeexDSP and WebRTC \
-            AEC3 side by side, with a table, JSON and SVG plots. See Docs/aecbench.md.
+            AEC3 side by side, with a table, JSON and SVG plots. tuning: prints CallAudio's tuning as JSON, \
+            for --tuning. See Docs/aecbench.md.
             """,
-        subcommands: [SimulateCommand.self, ProcessCommand.self, SuiteCommand.self]
+        subcommands: [SimulateCommand.self, ProcessCommand.self, SuiteCommand.self, TuningCommand.self]
     )
 }
 

@@ -45,6 +45,8 @@ struct ProcessingOptions {
     var delayMs: Double?
     var drift = true
     var suppression = true
+    /// The CallAudio chain's numbers (`--tuning`); the other engines ignore them.
+    var tuning = VoiceProcessingTuning()
 }
 
 enum Engines {
@@ -67,7 +69,7 @@ enum Engines {
                                                   echoCanceller: .speex(tailSeconds: Double(options.tailMs) / 1000),
                                                   compensatesDrift: options.drift,
                                                   suppressesResidualEcho: options.suppression,
-                                                  agcEnabled: false)
+                                                  agcEnabled: false, tuning: options.tuning)
         if let d = options.delayMs { config.delay = .fixed(seconds: d / 1000) }
         let unit = try VoiceProcessingUnit(configuration: config)
         let count = min(far.count, mic.count) / period * period

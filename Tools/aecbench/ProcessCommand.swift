@@ -44,6 +44,8 @@ struct ProcessCommand: ParsableCommand {
     var mos = false
     @Flag(help: "Print one JSON object as the last line.")
     var json = false
+    @Option(help: "CallAudio's tuning, JSON (`aecbench tuning --print`); missing keys keep their defaults.")
+    var tuning: String?
 
     func validate() throws {
         guard [10, 20].contains(frameMs) else { throw ValidationError("--frame-ms must be 10 or 20") }
@@ -58,7 +60,7 @@ struct ProcessCommand: ParsableCommand {
         guard farAudio.sampleRate == micAudio.sampleRate else { throw ValidationError("far and mic must have the same rate") }
         let fs = micAudio.sampleRate
         let options = ProcessingOptions(tailMs: tailMs, frameMs: frameMs, delayMs: Double(delay), drift: drift == .auto,
-                                        suppression: !noSuppression)
+                                        suppression: !noSuppression, tuning: try TuningCommand.load(tuning))
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("aecbench-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: work) }

@@ -36,6 +36,8 @@ struct SuiteCommand: ParsableCommand {
     var room: RoomModel = .shoebox
     @Flag(name: .customLong("all-wavs"), help: "Keep every seed's WAVs (default: the first seed's only).")
     var allWAVs = false
+    @Option(help: "CallAudio's tuning, JSON (`aecbench tuning --print`); missing keys keep their defaults.")
+    var tuning: String?
 
     func validate() throws {
         guard (1...3).contains(seeds) else { throw ValidationError("--seeds must be 1, 2 or 3") }
@@ -49,6 +51,7 @@ struct SuiteCommand: ParsableCommand {
 
     func run() throws {
         let scenarios = SuiteScenario.all.filter { s in only.map { $0.split(separator: ",").contains(Substring(s.name)) } ?? true }
+        let options = ProcessingOptions(tuning: try TuningCommand.load(tuning))
         try FileManager.default.createDirectory(atPath: outDir, withIntermediateDirectories: true)
         let engines = availableEngines()
         let scoring = !noPESQ && SpeechQuality.isAvailable()
@@ -60,8 +63,8 @@ struct SuiteCommand: ParsableCommand {
         var progress = Progress(total: scenarios.count * seeds * engines.count)
         for suiteScenario in scenarios {
             for seedIndex in 0..<seeds {
-                try runSeed(seedIndex, of: suiteScenario, engines: engines, scoring: scoring, listening: listening,
-                            into: &results, progress: &progress)
+                try runSeed(seedIndex, of: suiteScenario, engines: engines, options: options, scoring: scoring,
+                            listening: listening, into: &results, progress: &progress)
             }
         }
         progress.finish()
@@ -80,8 +83,8 @@ struct SuiteCommand: ParsableCommand {
     }
 
     /// One seed of one scenario: its files (kept for the first seed), then every engine on them.
-    func runSeed(_ seedIndex: Int, of suiteScenario: SuiteScenario, engines: [Engine], scoring: Bool, listening: Bool,
-                 into results: inout SuiteResults, progress: inout Progress) throws {
+    func runSeed(_ seedIndex: Int, of suiteScenario: SuiteScenario, engines: [Engine], options: ProcessingOptions,
+                 scoring: Bool, listening: Bool, into results: inout SuiteResults, progress: inout Progress) throws {
         let seed = UInt64(seedIndex + 1)
         let talkers = SuiteScenario.talkers[seedIndex]
         let speechDir = speech ?? "\(Repository.root)/Tests/Fixtures/speech"
@@ -99,7 +102,8 @@ struct SuiteCommand: ParsableCommand {
         let truth = ScenarioFiles.groundTruth(scenario)
         for engine in engines {
             progress.step("\(suiteScenario.name) seed \(seed) \(engine.rawValue)")
-            let m = try measure(engine, on: scenario, truth: truth, echoPath: config.hasEchoPath, scoring: scoring, folder: folder)
+            let m = try measure(engine, on: scenario, truth: truth, echoPath: config.hasEchoPath, options: options,
+                                scoring: scoring, folder: folder)
             if listening {
                 results.jobRuns[results.jobs.count] = (suiteScenario.name, engine, seedIndex, results.runs.count)
                 results.jobs.append(Self.listeningJob(id: results.jobs.count, folder: folder, engine: engine, truth: truth))
@@ -117,10 +121,10 @@ struct SuiteCommand: ParsableCommand {
     }
 
     /// Runs one engine on a scenario, writes its outputs into `folder` and returns its metrics.
-    func measure(_ engine: Engine, on scenario: Scenario, truth: GroundTruth, echoPath: Bool, scoring: Bool,
-                 folder: String) throws -> Metrics {
+    func measure(_ engine: Engine, on scenario: Scenario, truth: GroundTruth, echoPath: Bool, options: ProcessingOptions,
+                 scoring: Bool, folder: String) throws -> Metrics {
         let result = try Engines.run(engine, far: scenario.far, mic: scenario.mic, sampleRate: 16000,
-                                     options: ProcessingOptions(), workDirectory: folder)
+                                     options: options, workDirectory: folder)
         var m = Measure.compute(truth, output: result.output, linear: result.linear)
         m.record(result, sampleRate: 16000)
         if scoring {
@@ -128,7 +132,7 @@ struct SuiteCommand: ParsableCommand {
             if !echoPath {
                 // The same microphone with the far end silent: what "untouched" scores.
                 let silent = try Engines.run(engine, far: [Float](repeating: 0, count: scenario.far.count),
-                                             mic: scenario.mic, sampleRate: 16000, options: ProcessingOptions(),
+                                             mic: scenario.mic, sampleRate: 16000, options: options,
                                              workDirectory: folder)
                 var s = Metrics()
                 s.scoreDoubleTalk(truth, output: silent.output, workDirectory: folder)
