@@ -44,6 +44,43 @@ import SIPEmbedded
         ])
     }
 
+    @Test func aFirstRegistrationWithoutAnswerIsTriedAgainWithBackoff() async throws {
+        let (network, agent, registrar) = try Flow.agentAndPeer(credentials: nil)
+        let uri = SIPURI(host: "127.0.0.1", port: registrar.port)
+        let retrySeconds = Int(SIPTimers.rfc3261.registrationRetry.components.seconds)
+        let outcome = Task { try await agent.register(at: uri) }
+        _ = try #require(await Flow.nextRequest(registrar, .register))
+        // The registrar is down: Timer F (64 x T1) ends the transaction, the caller hears why.
+        network.advance(by: .seconds(33))
+        await #expect(throws: SIPError.timeout) { try await outcome.value }
+        #expect(agent.registrationState == .failed(uri, .timeout, retryIn: retrySeconds))
+        // Down again at the retry: the wait doubles.
+        _ = registrar.drain()
+        let start = network.elapsed
+        _ = try #require(registrar.next(.register, within: .seconds(retrySeconds + 1)))
+        #expect(network.elapsed - start <= .seconds(retrySeconds))
+        network.advance(by: .seconds(33))
+        #expect(agent.registrationState == .failed(uri, .timeout, retryIn: 2 * retrySeconds))
+        // Back up: the next try registers.
+        _ = registrar.drain()
+        let retry = try #require(registrar.next(.register, within: .seconds(2 * retrySeconds + 1)))
+        registrar.send(Flow.response(200, to: retry, extra: [("Expires", "600")]), to: agent.localAddress)
+        #expect(agent.registrationState == .registered(uri, expires: 600))
+    }
+
+    @Test func unregisteringAFirstRegistrationThatWaitsForItsRetrySendsNothing() async throws {
+        let (network, agent, registrar) = try Flow.agentAndPeer(credentials: nil)
+        let uri = SIPURI(host: "127.0.0.1", port: registrar.port)
+        let outcome = Task { try await agent.register(at: uri) }
+        let request = try #require(await Flow.nextRequest(registrar, .register))
+        registrar.send(Flow.response(500, to: request), to: agent.localAddress)
+        await #expect(throws: SIPError.rejected(status: 500, reason: "Server Internal Error")) { try await outcome.value }
+        try await agent.unregister()
+        #expect(agent.registrationState == .unregistered)
+        network.advance(by: .seconds(600))
+        #expect(registrar.drain().isEmpty)
+    }
+
     @Test func aRefusedFirstRegistrationFailsForGood() async throws {
         let (_, agent, registrar) = try Flow.agentAndPeer(credentials: nil)
         let uri = SIPURI(host: "127.0.0.1", port: registrar.port)

@@ -44,6 +44,12 @@ extension CoreState {
     mutating func register(registrar: SIPURI, destination: SIPHop, alternates: [SIPHop] = [], expires: Int,
                            waiter: CheckedContinuation<Result<Int, SIPError>, Never>) {
         guard !closed else { return waiter.resume(returning: .failure(.closed)) }
+        if expires == 0, let record = registration, record.grantedExpires == nil, record.key == nil {
+            // A first REGISTER waiting to be tried again: there is no binding to remove.
+            registration = nil
+            setRegistrationState(.unregistered)
+            return waiter.resume(returning: .success(0))
+        }
         if registration == nil || registration!.registrar != registrar {
             guard expires > 0 else { return waiter.resume(returning: .success(0)) }  // nothing to remove
             registration = RegistrationRecord(
@@ -132,8 +138,10 @@ extension CoreState {
     }
 
     /// The REGISTER failed (refused, or no answer). Callers waiting hear why; a binding that
-    /// was live is tried again after ``SIPTimers/registrationRetry`` (30 s), doubling with each
-    /// failure in a row up to 20 times that.
+    /// was live, or a first one the registrar could not answer (no answer, 408, 480, 5xx: a
+    /// network or a server down, as pjsua retries), is tried again after
+    /// ``SIPTimers/registrationRetry`` (30 s), doubling with each failure in a row up to 20
+    /// times that. A first REGISTER refused (403, 404, wrong credentials) fails for good.
     mutating func registerFailed(_ error: SIPError, key: ClientKey) {
         guard let record = registration, record.key == key else { return }
         if error == .timeout, failOverRegistration() { return }
@@ -141,7 +149,7 @@ extension CoreState {
         registration!.key = nil
         registration!.waiters = []
         registration!.queuedExpires = nil
-        if record.grantedExpires == nil || record.requestedExpires == 0 {
+        if record.requestedExpires == 0 || (record.grantedExpires == nil && !Self.isTransient(error)) {
             registration = nil
             setRegistrationState(record.requestedExpires == 0 ? .unregistered : .failed(record.registrar, error, retryIn: nil))
         } else {
@@ -152,6 +160,16 @@ extension CoreState {
             setRegistrationState(.failed(record.registrar, error, retryIn: Int(delay.components.seconds)))
         }
         for waiter in record.waiters { waiter.resume(returning: .failure(error)) }
+    }
+
+    /// Whether a REGISTER that failed with `error` may succeed later unchanged: no answer, or
+    /// a registrar that said it could not answer now.
+    static func isTransient(_ error: SIPError) -> Bool {
+        switch error {
+        case .timeout: true
+        case let .rejected(status, _): status == 408 || status == 480 || (500..<600).contains(status)
+        default: false
+        }
     }
 
     /// The refresh timer of `generation` fired.

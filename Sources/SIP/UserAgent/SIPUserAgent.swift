@@ -250,8 +250,10 @@ public final class SIPUserAgent: Sendable {
     /// Registers our Contact at `registrar` (`sip:host[:port]`) for the address of record
     /// `sip:user@host` (RFC 3261 section 10.2), answering a digest challenge with
     /// ``Configuration/credentials``. The binding is refreshed before it lapses (at 80 % of
-    /// its lifetime, at least 33 s early when it is long enough), tried again every 30 s
-    /// after a failed refresh, and removed by ``unregister()`` or, best effort, by ``close()``.
+    /// its lifetime, at least 33 s early when it is long enough), tried again after a failed
+    /// refresh, or a first REGISTER that got no answer, 408, 480 or 5xx (30 s, doubling up to
+    /// 10 minutes; the call still throws), and removed by ``unregister()`` or, best effort, by
+    /// ``close()``.
     /// While registered, our calls carry the address of record in `From`, so a proxy that
     /// authenticates them knows who calls. Calling it again (a new lifetime, or another
     /// registrar, which replaces the first) is allowed.
