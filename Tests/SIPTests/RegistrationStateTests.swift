@@ -81,6 +81,18 @@ import SIPEmbedded
         #expect(registrar.drain().isEmpty)
     }
 
+    @Test func aRegistrationReplacedByAnotherRegistrarEndsItsCallerWithReplaced() async throws {
+        let (network, agent, first) = try Flow.agentAndPeer(credentials: nil)
+        let second = try network.makePeer()
+        let waiting = Task { try await agent.register(at: SIPURI(host: "127.0.0.1", port: first.port)) }
+        _ = try #require(await Flow.nextRequest(first, .register))
+        let other = Task { try await agent.register(at: SIPURI(host: "127.0.0.1", port: second.port), expires: 600) }
+        let request = try #require(await Flow.nextRequest(second, .register))
+        await #expect(throws: SIPError.replaced) { try await waiting.value }
+        second.send(Flow.response(200, to: request), to: agent.localAddress)
+        #expect(try await other.value == 600)
+    }
+
     @Test func aRefusedFirstRegistrationFailsForGood() async throws {
         let (_, agent, registrar) = try Flow.agentAndPeer(credentials: nil)
         let uri = SIPURI(host: "127.0.0.1", port: registrar.port)

@@ -52,6 +52,8 @@ extension CoreState {
         }
         if registration == nil || registration!.registrar != registrar {
             guard expires > 0 else { return waiter.resume(returning: .success(0)) }  // nothing to remove
+            // The binding being made elsewhere is given up: its callers hear so, none waits for ever.
+            for old in registration?.waiters ?? [] { old.resume(returning: .failure(.replaced)) }
             registration = RegistrationRecord(
                 registrar: registrar, destination: destination,
                 addressOfRecord: SIPURI(user: env.configuration.user, host: registrar.host),

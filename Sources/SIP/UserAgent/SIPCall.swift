@@ -116,6 +116,8 @@ public enum SIPError: Error, Sendable, Hashable, CustomStringConvertible {
     case tooManyRequests
     /// The agent cannot listen or set up TLS as configured (what, and why).
     case cannotListen(String)
+    /// A later ``SIPUserAgent/register(at:expires:)`` at another registrar took this one's place.
+    case replaced
 
     public var description: String {
         switch self {
@@ -130,6 +132,7 @@ public enum SIPError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidExpires(let seconds): "a registration lifetime of \(seconds) s (at least 1 s)"
         case .tooManyRequests: "too many requests in progress"
         case .cannotListen(let why): "cannot listen: \(why)"
+        case .replaced: "replaced by a registration at another registrar"
         }
     }
 }
