@@ -69,12 +69,7 @@ import SIPEmbedded
     }
 
     @Test func unregisteringAFirstRegistrationThatWaitsForItsRetrySendsNothing() async throws {
-        let (network, agent, registrar) = try Flow.agentAndPeer(credentials: nil)
-        let uri = SIPURI(host: "127.0.0.1", port: registrar.port)
-        let outcome = Task { try await agent.register(at: uri) }
-        let request = try #require(await Flow.nextRequest(registrar, .register))
-        registrar.send(Flow.response(500, to: request), to: agent.localAddress)
-        await #expect(throws: SIPError.rejected(status: 500, reason: "Server Internal Error")) { try await outcome.value }
+        let (network, agent, registrar, _) = try await Self.firstRegistration(answered: 500, "Server Internal Error")
         try await agent.unregister()
         #expect(agent.registrationState == .unregistered)
         network.advance(by: .seconds(600))
@@ -94,12 +89,19 @@ import SIPEmbedded
     }
 
     @Test func aRefusedFirstRegistrationFailsForGood() async throws {
-        let (_, agent, registrar) = try Flow.agentAndPeer(credentials: nil)
+        let (_, agent, _, uri) = try await Self.firstRegistration(answered: 403, "Forbidden")
+        #expect(agent.registrationState == .failed(uri, .rejected(status: 403, reason: "Forbidden"), retryIn: nil))
+    }
+
+    /// An agent whose first REGISTER the registrar answered `status`; the call threw that.
+    static func firstRegistration(answered status: Int, _ reason: String) async throws
+        -> (EmbeddedSIPNetwork, SIPUserAgent, EmbeddedSIPPeer, SIPURI) {
+        let (network, agent, registrar) = try Flow.agentAndPeer(credentials: nil)
         let uri = SIPURI(host: "127.0.0.1", port: registrar.port)
         let outcome = Task { try await agent.register(at: uri) }
         let request = try #require(await Flow.nextRequest(registrar, .register))
-        registrar.send(Flow.response(403, to: request), to: agent.localAddress)
-        await #expect(throws: SIPError.rejected(status: 403, reason: "Forbidden")) { try await outcome.value }
-        #expect(agent.registrationState == .failed(uri, .rejected(status: 403, reason: "Forbidden"), retryIn: nil))
+        registrar.send(Flow.response(status, to: request), to: agent.localAddress)
+        await #expect(throws: SIPError.rejected(status: status, reason: reason)) { try await outcome.value }
+        return (network, agent, registrar, uri)
     }
 }
