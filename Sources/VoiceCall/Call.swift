@@ -6,7 +6,7 @@ import Synchronization
 
 /// One call: its direction, its peer, where it is in its life, and its media statistics.
 ///
-/// Made by a ``CallController`` (``CallController/dial(_:)`` or an incoming INVITE); act on it
+/// Made by a ``CallController`` (``CallController/dial(_:from:)`` or an incoming INVITE); act on it
 /// with ``answer()``, ``hangUp()`` and ``reject()``, which the controller carries out.
 ///
 /// Thread safety: safe from any thread. ``states`` delivers every state change in order.
@@ -23,6 +23,9 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
     public let remoteAddress: SocketAddress
     /// The SIP transport to the next hop: `udp`, `tcp` or `tls`.
     public let transport: String
+    /// The user of our account the call is placed from or addressed to
+    /// (``CallConfiguration/userName``, or one ``CallController/addAccount(user:displayName:credentials:)`` added).
+    public let account: String
     /// Every state the call enters, from the one after ``CallState/idle`` to ``CallState/ended(_:)``.
     public let states: AsyncStream<CallState>
     /// The DTMF keys the peer presses (RFC 4733 telephone events), each once, in order.
@@ -47,8 +50,9 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
     }
 
     init(id: String, direction: Direction, remoteURI: String, controller: CallController, remoteAddress: SocketAddress,
-         transport: String) {
+         transport: String, account: String) {
         self.id = id
+        self.account = account
         self.remoteAddress = remoteAddress
         self.transport = transport
         self.direction = direction

@@ -26,6 +26,8 @@ public struct CallConfiguration: Sendable {
     public var sipAddress: String
     /// The user part of our SIP URI.
     public var userName: String
+    /// The display name in our `From` (none when nil).
+    public var displayName: String?
     public var audio: Audio
     /// The call's audio and Opus's settings; its rate follows the device's (an Opus rate), and
     /// its frame duration is the packet time whatever the codec.
@@ -92,7 +94,7 @@ public struct CallConfiguration: Sendable {
     /// ``CallController/Event/transferred(from:to:)``. Off: every REFER is declined (603).
     public var acceptsTransfers = true
     /// How many calls a controller keeps at once (ringing, active or held); one more is refused:
-    /// ``CallController/dial(_:)`` throws ``CallError/busy`` and an INVITE gets 486 Busy Here.
+    /// ``CallController/dial(_:from:)`` throws ``CallError/busy`` and an INVITE gets 486 Busy Here.
     /// At least 1; 4 by default, as pjsua's.
     public var maximumCalls = 4
     /// What our loudspeaker plays while a call we placed rings with no early media (the peer

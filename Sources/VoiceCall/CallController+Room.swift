@@ -51,7 +51,8 @@ extension CallController {
         let leg = RoomLeg(client: client, room: room.room, joined: joined)
         let janus = (try? SocketAddress(host: joined.rtpHost, port: joined.rtpPort)) ?? ports.rtp
         let call = Call(id: "room-\(room.room)-\(joined.participantID)", direction: .outgoing,
-                        remoteURI: "\(room.server)#room=\(room.room)", controller: self, remoteAddress: janus, transport: "janus")
+                        remoteURI: "\(room.server)#room=\(room.room)", controller: self, remoteAddress: janus, transport: "janus",
+                        account: configuration.userName)
         call.apply(.dial)
         records[call.id] = CallRecord(call: call, signalling: .room(leg), ports: ports)
         let remote = AudioStreamDescription(

@@ -51,9 +51,11 @@ public actor CallController {
         /// transferee, or a pickup) took the place of call `callID`, which ended as
         /// ``CallEndReason/replaced``; `by` is answered at once and has the audio.
         case replaced(callID: String, by: Call)
-        /// The registration (``register(at:expires:)``) changed: registering, registered with its
+        /// The registration of the account of user `account` changed (``register(at:expires:)``
+        /// for ``CallConfiguration/userName``, `SIP/SIPAccount/register(at:expires:)` for one from
+        /// ``addAccount(user:displayName:credentials:)``): registering, registered with its
         /// lifetime, failed with the registrar's status (and when it is tried again), unregistered.
-        case registration(SIPRegistrationState)
+        case registration(account: String, SIPRegistrationState)
         /// Something happened in the conference room call `callID` is in (``join(_:)``):
         /// participants joined, changed or left, someone talks.
         case room(callID: String, AudioBridgeEvent)
@@ -81,6 +83,8 @@ public actor CallController {
     var observer: AudioSessionObserverToken?
     var listener: Task<Void, Never>?
     var finishedUplinks: [String: [Int16]] = [:]
+    /// The accounts ``addAccount(user:displayName:credentials:)`` added, oldest first.
+    var addedAccounts: [SIPAccount] = []
     /// Calls we hold (an interruption told the peer so); read on the SIP thread.
     let heldCalls: HeldCalls
     /// Each call's agreed encryption; read on the SIP thread.
@@ -122,6 +126,7 @@ public actor CallController {
                                         security: securities[callID])
             }
             var sip = SIPUserAgent.Configuration(localAddress: address, user: configuration.userName,
+                                                 displayName: configuration.displayName,
                                                  answerChangedOffer: answerer, credentials: configuration.credentials)
             sip.transport = configuration.sipTransport
             sip.listensOnTCP = configuration.listensOnTCP
@@ -151,8 +156,7 @@ public actor CallController {
         listener = Task { [weak self] in
             for await sipCall in calls { await self?.incoming(sipCall) }
         }
-        let states = userAgent.registrationStates, broadcast = eventBroadcast
-        Task { for await state in states { broadcast.yield(.registration(state)) } }
+        forwardRegistrationStates(userAgent.registrationStates, of: configuration.userName)
     }
 
     /// The calls now (ringing, active or held), oldest first.
@@ -164,42 +168,11 @@ public actor CallController {
     /// SIP counters (messages, retransmissions, malformed input dropped).
     public nonisolated var sipStatistics: SIPStatistics { userAgent.statistics }
 
-    /// Registers with a registrar, so calls to our address of record (`sip:user@host`) reach
-    /// us through it; refreshed until ``unregister()`` or ``shutdown()`` (see
-    /// `SIP/SIPUserAgent/register(at:expires:)`).
-    ///
-    /// - Parameter registrar: `sip:host[:port]`.
-    /// - Parameter expires: the lifetime asked for, in seconds.
-    /// - Returns: the lifetime granted, in seconds.
-    @discardableResult
-    public nonisolated func register(at registrar: String, expires: Int = 3600) async throws(CallError) -> Int {
-        guard let uri = SIPURI(registrar) else { throw .invalidTarget(registrar) }
-        do { return try await userAgent.register(at: uri, expires: expires) } catch { throw .signalling("REGISTER: \(error)") }
-    }
-
-    /// Where the registration stands now (its changes come as ``Event/registration(_:)``).
-    public nonisolated var registrationState: SIPRegistrationState { userAgent.registrationState }
-
-    /// Removes the registration.
-    public nonisolated func unregister() async throws(CallError) {
-        do { try await userAgent.unregister() } catch { throw .signalling("unREGISTER: \(error)") }
-    }
-
-    /// Unregisters, waiting at most `limit` (a registrar that challenges the REGISTER gets
-    /// credentials, which `SIPUserAgent.close()` alone cannot give once closed).
-    func removeRegistration(within limit: Duration) async {
-        guard userAgent.registrar != nil else { return }
-        let userAgent = userAgent
-        Task { try? await userAgent.unregister() }
-        let deadline = ContinuousClock.now + limit
-        while userAgent.registrar != nil, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
-    }
-
-    /// Hangs up every call, removes a registration (waiting up to 2 s for the registrar) and
-    /// closes the SIP socket.
+    /// Hangs up every call, removes every account's registration (waiting up to 2 s for the
+    /// registrars) and closes the SIP socket.
     public func shutdown() async {
         for record in records.values { await hangUp(record.call) }
-        await removeRegistration(within: .seconds(2))
+        await removeRegistrations(within: .seconds(2))
         listener?.cancel()
         if let observer { session.removeObserver(observer) }
         userAgent.close()
@@ -210,13 +183,18 @@ public actor CallController {
     // MARK: Outgoing
 
     /// Calls `target` (`sip:user@host:port`); returns at once with the call ringing.
-    public func dial(_ target: String) async throws(CallError) -> Call {
+    ///
+    /// - Parameter target: whom to call.
+    /// - Parameter account: the account it is placed from (its address of record, display
+    ///   name and credentials, ``addAccount(user:displayName:credentials:)``); nil: the
+    ///   configuration's.
+    public func dial(_ target: String, from account: SIPAccount? = nil) async throws(CallError) -> Call {
         guard let uri = SIPURI(target) else { throw .invalidTarget(target) }
-        return try dial(uri, replaces: nil)
+        return try dial(uri, replaces: nil, from: account)
     }
 
     /// Calls `uri`, its INVITE taking over the target's dialog `replaces` names, if any.
-    func dial(_ uri: SIPURI, replaces: SIPReplaces?) throws(CallError) -> Call {
+    func dial(_ uri: SIPURI, replaces: SIPReplaces?, from account: SIPAccount? = nil) throws(CallError) -> Call {
         let target = uri.description
         guard records.count < configuration.maximumCalls else { throw .busy }
         // Located once: the offer's host and the servers the INVITE goes to come from one lookup.
@@ -233,9 +211,11 @@ public actor CallController {
                                   ptime: configuration.codec.frameMilliseconds, rtcpMux: configuration.rtcpMux,
                                   telephoneEvents: AudioSDP.telephoneEventFormats, security: security)
         let sipCall: SIPCall
-        do { sipCall = try userAgent.invite(located, offer: .sdp(offer.text), replaces: replaces) } catch { throw .signalling("\(error)") }
+        do { sipCall = try userAgent.invite(located, offer: .sdp(offer.text), replaces: replaces, from: account) } catch {
+            throw .signalling("\(error)")
+        }
         let call = Call(id: sipCall.callID, direction: .outgoing, remoteURI: target, controller: self,
-                        remoteAddress: sipCall.remoteAddress, transport: sipCall.transport.uriParameter)
+                        remoteAddress: sipCall.remoteAddress, transport: sipCall.transport.uriParameter, account: sipCall.account)
         call.apply(.dial)
         records[call.id] = CallRecord(call: call, sip: sipCall, ports: ports)
         records[call.id]?.securityOffer = security
@@ -277,7 +257,7 @@ public actor CallController {
             offer = parsed
         }
         let call = Call(id: sipCall.callID, direction: .incoming, remoteURI: "\(sipCall.remote)", controller: self,
-                        remoteAddress: sipCall.remoteAddress, transport: sipCall.transport.uriParameter)
+                        remoteAddress: sipCall.remoteAddress, transport: sipCall.transport.uriParameter, account: sipCall.account)
         call.apply(.incoming)
         records[call.id] = CallRecord(call: call, sip: sipCall, ports: nil, offer: offer)
         records[call.id]?.securityAnswer = securityAnswer

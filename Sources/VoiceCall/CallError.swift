@@ -24,6 +24,8 @@ public enum CallError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A conference room could not be joined or asked (``CallController/join(_:)``): Janus is
     /// unreachable, the room does not exist or does not take plain-RTP participants.
     case conference(String)
+    /// An account cannot be added as asked (``CallController/addAccount(user:displayName:credentials:)``): why.
+    case invalidAccount(user: String, reason: String)
 
     public var description: String {
         switch self {
@@ -37,6 +39,7 @@ public enum CallError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .mediaSecurity(why): "media encryption: \(why)"
         case let .transferFailed(status, reason): "transfer failed: \(status) \(reason)"
         case let .conference(why): "conference: \(why)"
+        case let .invalidAccount(user, reason): "no account '\(user)': \(reason)"
         }
     }
 }

@@ -84,7 +84,7 @@ enum PhoneCall {
                 status.note("the peer transferred the call: calling \(to.remoteURI) (voicecall phone follows it)")
             case .replaced:
                 status.note("another call replaced this one")
-            case let .registration(state):
+            case let .registration(_, state):
                 status.note("registration: \(state)")
             case let .room(_, event):
                 status.note(describe(event))

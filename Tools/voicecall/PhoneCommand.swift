@@ -117,7 +117,7 @@ final class PhoneAgent: Sendable {
                 emit("transferred \(number(of: from).map(String.init) ?? "?") \(track(to, announce: false)) \(to.remoteURI)")
             case let .replaced(id, by):
                 emit("replaced \(number(of: id).map(String.init) ?? "?") \(track(by, announce: false)) \(by.remoteURI)")
-            case let .registration(state):
+            case let .registration(_, state):
                 emit("registration \(state)")
             default:
                 break

@@ -19,11 +19,12 @@ extension CoreState {
     mutating func retryWithCredentials(_ response: SIPResponse, key: ClientKey, owner: ClientOwner,
                                        from source: SIPHop?) -> Bool {
         let proxy = response.statusCode == 407
-        guard response.statusCode == 401 || proxy, let credentials = env.configuration.credentials,
+        let user = accountUser(of: owner)
+        guard response.statusCode == 401 || proxy, let credentials = accounts[user]?.credentials,
               let record = clients[key] else { return false }
         var request = record.transaction.request
         let offered = response.headers.digestChallenges(proxy: proxy)
-        let challenges = offered.filter { mayAnswer($0, credentials: credentials, owner: owner, from: source) }
+        let challenges = offered.filter { mayAnswer($0, credentials: credentials, user: user, owner: owner, from: source) }
         guard !challenges.isEmpty else {
             if !offered.isEmpty { statistics.challengesDeclined += 1 }
             logger.info("SIP: \(request.method) challenged for \(offered.map(\.realm)) from \(source.map(String.init(describing:)) ?? "?"): not answered")
@@ -67,15 +68,17 @@ extension CoreState {
         return true
     }
 
-    /// Whether credentials may answer `challenge` (see ``SIPCredentials``): their realm, or
-    /// without one the registrar's, from the registrar's address, learned from the first
-    /// challenge to a REGISTER from there.
-    private mutating func mayAnswer(_ challenge: DigestChallenge, credentials: SIPCredentials, owner: ClientOwner,
-                                    from source: SIPHop?) -> Bool {
+    /// Whether `user`'s credentials may answer `challenge` (see ``SIPCredentials``): their
+    /// realm, or without one its registrar's, from the registrar's address, learned from the
+    /// first challenge to a REGISTER from there.
+    private mutating func mayAnswer(_ challenge: DigestChallenge, credentials: SIPCredentials, user: String,
+                                    owner: ClientOwner, from source: SIPHop?) -> Bool {
         if let realm = credentials.realm { return challenge.realm == realm }
-        guard let record = registration, let source, source.transport == record.destination.transport && source.address == record.destination.address else { return false }
-        if record.realm == nil, case .register = owner { registration!.realm = challenge.realm }
-        return registration!.realm == challenge.realm
+        guard let record = accounts[user]?.registration, let source,
+              source.transport == record.destination.transport && source.address == record.destination.address
+        else { return false }
+        if record.realm == nil, case .register = owner { accounts[user]!.registration!.realm = challenge.realm }
+        return accounts[user]!.registration!.realm == challenge.realm
     }
 
     /// The retried request's transaction takes the place of the challenged one.
@@ -91,8 +94,8 @@ extension CoreState {
             calls[callKey]!.referKey = newKey
         case .options:
             optionsWaiters[newKey] = optionsWaiters.removeValue(forKey: key)
-        case .register:
-            registration?.key = newKey
+        case .register(let user):
+            accounts[user]?.registration?.key = newKey
         case .bye, .cancel, .notify, .none:
             break
         }
@@ -126,10 +129,10 @@ extension CoreState {
             return cseq.sequence &+ 1
         case .options:
             return cseq.sequence &+ 1
-        case .register:
-            guard registration != nil else { return nil }
-            registration!.sequence &+= 1
-            return registration!.sequence
+        case .register(let user):
+            guard accounts[user]?.registration != nil else { return nil }
+            accounts[user]!.registration!.sequence &+= 1
+            return accounts[user]!.registration!.sequence
         case .reinvite(let callKey), .bye(let callKey), .refer(let callKey), .notify(let callKey):
             guard var dialog = calls[callKey]?.dialog else { return nil }
             dialog.localSequence &+= 1

@@ -9,7 +9,7 @@ extension CoreState {
         guard !closed else { return .failure(.closed) }
         guard let (call, key, request) = unansweredIncoming(callKey) else { return .failure(invalidState(callKey)) }
         var response = makeResponse(to: request, status: 180, toTag: call.localTag)
-        response.headers.add("Contact", "<\(contactURI(localHost: call.localHost, transport: call.peer.transport))>")
+        response.headers.add("Contact", "<\(contactURI(user: call.account, localHost: call.localHost, transport: call.peer.transport))>")
         respond(key, response)
         calls[callKey]!.setPhase(.ringing)
         return .success(())
@@ -178,6 +178,6 @@ extension CoreState {
         closed = true
         pendingTimers.removeAll()
         env.incoming.finish()
-        env.registrationStates.finish()
+        for account in accounts.values { account.states.finish() }
     }
 }

@@ -33,8 +33,8 @@ enum ClientOwner: Sendable {
     case refer(CallKey)
     case notify(CallKey)
     case options
-    /// Our REGISTER (``CoreState/registration``).
-    case register
+    /// The REGISTER of this user's account (``AccountRecord/registration``).
+    case register(String)
     /// Nobody (a BYE for a forked 2xx).
     case none
 }
@@ -102,8 +102,9 @@ enum TimerEvent: Sendable {
     case client(ClientKey, TransactionTimer)
     case server(ServerKey, TransactionTimer)
     case call(CallKey, CallTimer)
-    /// Refresh the registration of this generation (a later register or unregister makes it stale).
-    case registration(UInt64)
+    /// Refresh this user's registration, of this generation (a later register or unregister
+    /// makes it stale).
+    case registration(String, UInt64)
 }
 
 /// An unacknowledged 2xx to an INVITE, retransmitted by the UAS core.
@@ -134,6 +135,8 @@ struct CallRecord: Sendable {
     var alternates: [SIPHop] = []
     /// Our host as written in Via and Contact for this call.
     let localHost: String
+    /// The user of the account it is placed from or addressed to (``AccountRecord``).
+    var account: String
     private(set) var phase: SIPCallState
     var dialog: Dialog?
     /// Our last session description (offer or answer) and the peer's.
@@ -187,8 +190,9 @@ struct CallRecord: Sendable {
     var referralActive = false
 
     init(key: CallKey, direction: SIPCall.Direction, phase: SIPCallState, peer: SIPHop, localHost: String,
-         events: AsyncStream<SIPCallEvent>.Continuation) {
+         account: String, events: AsyncStream<SIPCallEvent>.Continuation) {
         self.key = key
+        self.account = account
         self.direction = direction
         self.phase = phase
         self.peer = peer
@@ -228,6 +232,7 @@ struct NewCallInfo: Sendable {
     let remoteAddress: SocketAddress
     let transport: SIPTransportKind
     let localHost: String
+    let account: String
     let events: AsyncStream<SIPCallEvent>
     let stateBox: CallStateBox
     /// Incoming: the Call-ID of our call its `Replaces` takes over.
@@ -241,8 +246,6 @@ struct CoreEnvironment: Sendable {
     let resolver: DNSResolver
     let configuration: SIPUserAgent.Configuration
     let incoming: AsyncStream<SIPCall>.Continuation
-    /// Where ``SIPUserAgent/registrationStates`` comes from (buffering the newest).
-    let registrationStates: AsyncStream<SIPRegistrationState>.Continuation
     /// The bound host, nil for a wildcard bind.
     let boundHost: String?
 
@@ -277,10 +280,8 @@ struct CoreState: Sendable {
     var endedCalls = KeyQueue<CallKey>()
     var rateLimiter: SourceRateLimiter
     var optionsWaiters: [ClientKey: CheckedContinuation<Result<SIPResponse, SIPError>, Never>] = [:]
-    /// Our binding at a registrar, from the first REGISTER until it is removed.
-    var registration: RegistrationRecord?
-    /// Where the registration stands (told to ``CoreEnvironment/registrationStates`` as it changes).
-    var registrationState: SIPRegistrationState = .unregistered
+    /// The accounts by user, the configuration's among them (``AccountRecord``).
+    var accounts: [String: AccountRecord] = [:]
     var statistics = SIPStatistics()
     var closed = false
     var nextCallKey: CallKey = 1
@@ -291,9 +292,12 @@ struct CoreState: Sendable {
     /// Changed offers for the application to answer once the lock is released.
     var pendingReoffers: [PendingReoffer] = []
 
-    init(env: CoreEnvironment) {
+    /// - Parameter states: the registration states of the configuration's account.
+    init(env: CoreEnvironment, states: AsyncStream<SIPRegistrationState>.Continuation) {
         self.env = env
         rateLimiter = SourceRateLimiter(limits: env.configuration.limits, now: env.network.now)
+        accounts[env.configuration.user] = AccountRecord(displayName: env.configuration.displayName,
+                                                         credentials: env.configuration.credentials, states: states)
     }
 
     var timers: SIPTimers { env.timers }
@@ -343,8 +347,8 @@ struct CoreState: Sendable {
 
     /// Our Contact on `transport`: a stream transport is named in it (RFC 3261 section 19.1.4),
     /// so the peer's requests come back on the kind of transport we listen on.
-    func contactURI(localHost: String, transport: SIPTransportKind) -> SIPURI {
-        var uri = SIPURI(user: env.configuration.user, host: localHost, port: env.localPort(for: transport))
+    func contactURI(user: String, localHost: String, transport: SIPTransportKind) -> SIPURI {
+        var uri = SIPURI(user: user, host: localHost, port: env.localPort(for: transport))
         if transport != .udp { uri.parameters["transport"] = transport.uriParameter }
         return uri
     }

@@ -16,7 +16,7 @@ extension CoreState {
         logger.info("SIP: \(call.peer) did not take the INVITE; trying \(next)")
         calls[callKey]!.alternates.removeFirst()
         calls[callKey]!.peer = next
-        let contact = "<\(contactURI(localHost: call.localHost, transport: next.transport))>"
+        let contact = "<\(contactURI(user: call.account, localHost: call.localHost, transport: next.transport))>"
         return resendInvite(callKey) { $0.set("Contact", contact) }
     }
 
@@ -48,9 +48,9 @@ extension CoreState {
             switch record.owner {
             case .invite(let callKey):
                 if !failOverInvite(callKey) { end(callKey, .failed(status: 503, reason: "Service Unavailable")) }
-            case .register:
-                if registration?.key == key, !failOverRegistration() {
-                    registerFailed(.rejected(status: 503, reason: "Service Unavailable (cannot reach \(hop))"), key: key)
+            case .register(let user):
+                if accounts[user]?.registration?.key == key, !failOverRegistration(user: user) {
+                    registerFailed(.rejected(status: 503, reason: "Service Unavailable (cannot reach \(hop))"), key: key, user: user)
                 }
             default:
                 clientTimedOut(owner: record.owner, key: key)
@@ -59,16 +59,16 @@ extension CoreState {
     }
 
     /// Sends the REGISTER in progress to the registrar's next server, if it has one.
-    mutating func failOverRegistration() -> Bool {
-        guard var record = registration, !record.alternates.isEmpty else { return false }
+    mutating func failOverRegistration(user: String) -> Bool {
+        guard var record = accounts[user]?.registration, !record.alternates.isEmpty else { return false }
         let next = record.alternates.removeFirst()
         logger.info("SIP: registrar \(record.destination) did not answer; trying \(next)")
         if let key = record.key { clients[key] = nil }
         record.destination = next
         record.localHost = env.advertisedHost(toward: next.address)
         record.key = nil
-        registration = record
-        sendRegister()
+        accounts[user]!.registration = record
+        sendRegister(user: user)
         return true
     }
 }

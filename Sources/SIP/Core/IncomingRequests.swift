@@ -91,7 +91,7 @@ extension CoreState {
             handleNewInvite(request, key: key, source: source)
         case .options:
             var headers = capabilityHeaders
-            headers.add("Contact", "<\(contactURI(localHost: env.advertisedHost(toward: source.address), transport: source.transport))>")
+            headers.add("Contact", "<\(contactURI(user: accountUser(addressedTo: request.uri), localHost: env.advertisedHost(toward: source.address), transport: source.transport))>")
             respond(key, status: 200, extraHeaders: headers)
         default:  // BYE, REFER or NOTIFY outside a dialog
             statistics.unknownDialogRequests += 1
@@ -222,7 +222,8 @@ extension CoreState {
         nextCallKey += 1
         let (stream, continuation) = AsyncStream.makeStream(of: SIPCallEvent.self)
         var call = CallRecord(key: callKey, direction: .incoming, phase: .incoming, peer: source,
-                              localHost: env.advertisedHost(toward: source.address), events: continuation)
+                              localHost: env.advertisedHost(toward: source.address),
+                              account: accountUser(addressedTo: request.uri), events: continuation)
         call.dialog = dialog
         call.serverKey = key
         call.localTag = localTag
@@ -238,7 +239,7 @@ extension CoreState {
         respond(key, makeResponse(to: request, status: 100))
         var info = NewCallInfo(key: callKey, direction: .incoming, callID: callID, remote: dialog.remote,
                                local: dialog.local, offer: offer, remoteAddress: source.address, transport: source.transport,
-                               localHost: call.localHost, events: stream, stateBox: call.box)
+                               localHost: call.localHost, account: call.account, events: stream, stateBox: call.box)
         info.replacedCallID = replaced.flatMap { calls[$0]?.dialog?.id.callID }
         pendingIncoming.append(info)
         statistics.incomingCalls += 1
@@ -343,7 +344,7 @@ extension CoreState {
                           sequence: UInt32, isInitial: Bool) {
         guard let call = calls[callKey] else { return }
         var response = makeResponse(to: request, status: 200, toTag: call.localTag)
-        response.headers.add("Contact", "<\(contactURI(localHost: call.localHost, transport: call.peer.transport))>")
+        response.headers.add("Contact", "<\(contactURI(user: call.account, localHost: call.localHost, transport: call.peer.transport))>")
         for field in capabilityHeaders { response.headers.add(field) }
         // A session timer the INVITE asked for, or the one running when a re-INVITE refreshes it.
         if let timer = sessionTimer(requestedBy: request) ?? (isInitial ? nil : call.sessionTimer) {

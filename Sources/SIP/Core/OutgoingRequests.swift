@@ -36,8 +36,8 @@ extension CoreState {
             if response.statusCode >= 200, let waiter = optionsWaiters.removeValue(forKey: key) {
                 waiter.resume(returning: .success(response))
             }
-        case .register:
-            registerResponse(response, key: key)
+        case .register(let user):
+            registerResponse(response, key: key, user: user)
         case .bye, .cancel, .notify, .none:
             if response.statusCode >= 300 {
                 logger.info("SIP: \(key.method) answered \(response.statusCode) \(response.reasonPhrase)")
@@ -57,8 +57,8 @@ extension CoreState {
             referTimedOut(callKey: callKey)
         case .options:
             optionsWaiters.removeValue(forKey: key)?.resume(returning: .failure(.timeout))
-        case .register:
-            registerFailed(.timeout, key: key)
+        case .register(let user):
+            registerFailed(.timeout, key: key, user: user)
         case .bye, .cancel, .notify, .none:
             logger.info("SIP: \(key.method) got no response (timeout)")
         }
@@ -219,16 +219,19 @@ extension CoreState {
     }
 
     /// A new outgoing call: builds and sends the INVITE (section 8.1.1).
+    /// - Parameter account: the user of the account it is placed from (nil: the primary).
     mutating func invite(target: SIPURI, destination: SIPHop, alternates: [SIPHop] = [], offer: SIPBody?,
-                         replaces: SIPReplaces? = nil) -> Result<NewCallInfo, SIPError> {
+                         replaces: SIPReplaces? = nil, account: String? = nil) -> Result<NewCallInfo, SIPError> {
         guard !closed else { return .failure(.closed) }
         guard clients.count < limits.maximumClientTransactions else { return .failure(.tooManyRequests) }
+        let user = account ?? primaryUser
+        guard let record = accounts[user] else { return .failure(.invalidAccount(user: user, reason: "no such account")) }
         let localHost = env.advertisedHost(toward: destination.address)
         let configuration = env.configuration
         // Registered, we are our address of record (a proxy authenticates and routes by it).
-        let local = SIPNameAddress(displayName: configuration.displayName,
-                                   uri: registration?.addressOfRecord
-                                       ?? SIPURI(user: configuration.user, host: localHost, port: env.localPort(for: destination.transport)))
+        let local = SIPNameAddress(displayName: record.displayName,
+                                   uri: record.registration?.addressOfRecord
+                                       ?? SIPURI(user: user, host: localHost, port: env.localPort(for: destination.transport)))
         var from = local
         from.tag = randomToken()
         var remote = SIPNameAddress(uri: target)
@@ -242,7 +245,7 @@ extension CoreState {
         headers.add("To", remote.description)
         headers.add("Call-ID", callID)
         headers.add("CSeq", "1 INVITE")
-        headers.add("Contact", "<\(contactURI(localHost: localHost, transport: destination.transport))>")
+        headers.add("Contact", "<\(contactURI(user: user, localHost: localHost, transport: destination.transport))>")
         addPreloadedRoute(to: &headers)
         for field in sessionTimerRequestHeaders(nil) { headers.add(field) }
         headers.add("Allow", allowHeaderValue)
@@ -261,7 +264,7 @@ extension CoreState {
         nextCallKey += 1
         let (stream, continuation) = AsyncStream.makeStream(of: SIPCallEvent.self)
         var call = CallRecord(key: callKey, direction: .outgoing, phase: .calling, peer: destination,
-                              localHost: localHost, events: continuation)
+                              localHost: localHost, account: user, events: continuation)
         call.invite = request
         call.alternates = alternates
         call.localBody = offer
@@ -270,7 +273,8 @@ extension CoreState {
         calls[callKey]!.inviteKey = startClient(request, to: destination, owner: .invite(callKey))
         logger.info("SIP: calling \(target) at \(destination)")
         return .success(NewCallInfo(key: callKey, direction: .outgoing, callID: callID, remote: remote, local: local,
-                                    offer: offer, remoteAddress: destination.address, transport: destination.transport, localHost: localHost, events: stream,
+                                    offer: offer, remoteAddress: destination.address, transport: destination.transport, localHost: localHost,
+                                    account: user, events: stream,
                                     stateBox: call.box))
     }
 
@@ -282,7 +286,7 @@ extension CoreState {
             return
         }
         let localHost = env.advertisedHost(toward: destination.address)
-        var from = SIPNameAddress(uri: SIPURI(user: env.configuration.user, host: localHost, port: env.localPort(for: destination.transport)))
+        var from = SIPNameAddress(uri: SIPURI(user: primaryUser, host: localHost, port: env.localPort(for: destination.transport)))
         from.tag = randomToken()
         var headers = SIPHeaders()
         headers.add("Via", makeVia(localHost: localHost, transport: destination.transport))
@@ -291,7 +295,7 @@ extension CoreState {
         headers.add("To", SIPNameAddress(uri: target).description)
         headers.add("Call-ID", randomToken(bytes: 16))
         headers.add("CSeq", "1 OPTIONS")
-        headers.add("Contact", "<\(contactURI(localHost: localHost, transport: destination.transport))>")
+        headers.add("Contact", "<\(contactURI(user: primaryUser, localHost: localHost, transport: destination.transport))>")
         headers.add("Accept", "application/sdp")
         addPreloadedRoute(to: &headers)
         headers.add("User-Agent", env.configuration.userAgent)

@@ -57,7 +57,7 @@ extension CoreState {
     /// Whether `source` is where one of our requests went, a call's peer or its first hop, or
     /// the registrar. Linear in the (bounded) tables; asked only of a source over its rate.
     func isKnownPeer(_ source: SocketAddress) -> Bool {
-        if registration?.destination.address.sameHost(as: source) == true { return true }
+        if accounts.values.contains(where: { $0.registration?.destination.address.sameHost(as: source) == true }) { return true }
         if clients.values.contains(where: { $0.destination.address.sameHost(as: source) }) { return true }
         return calls.values.contains { call in
             guard !call.phase.isEnded else { return false }
@@ -231,8 +231,8 @@ extension CoreState {
             runServer(key, servers[key]!.transaction.timerFired(timer))
         case .call(let key, let timer):
             callTimerFired(key, timer)
-        case .registration(let generation):
-            refreshRegistration(generation: generation)
+        case .registration(let user, let generation):
+            refreshRegistration(user: user, generation: generation)
         }
     }
 

@@ -58,8 +58,8 @@ package final class UserAgentCore: Sendable {
         let bound = network.localAddress.host
         let wildcard = bound == "0.0.0.0" || bound == "::"
         environment = CoreEnvironment(network: network, resolver: resolver, configuration: configuration, incoming: incoming,
-                                      registrationStates: registrationStates, boundHost: wildcard ? nil : bound)
-        state = Mutex(CoreState(env: environment))
+                                      boundHost: wildcard ? nil : bound)
+        state = Mutex(CoreState(env: environment, states: registrationStates))
     }
 
     /// Runs `body` under the lock, then sends the messages, arms the timers and announces the

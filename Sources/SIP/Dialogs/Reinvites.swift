@@ -29,7 +29,7 @@ extension CoreState {
         else { return }
         var request = dialog.makeRequest(.invite)
         request.headers.prepend("Via", makeVia(localHost: call.localHost, transport: call.peer.transport))
-        request.headers.add("Contact", "<\(contactURI(localHost: call.localHost, transport: call.peer.transport))>")
+        request.headers.add("Contact", "<\(contactURI(user: call.account, localHost: call.localHost, transport: call.peer.transport))>")
         request.headers.add("Allow", allowHeaderValue)
         if call.sessionTimer != nil {
             for field in sessionTimerRequestHeaders(call.sessionTimer) { request.headers.add(field) }

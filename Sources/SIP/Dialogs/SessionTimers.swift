@@ -127,7 +127,7 @@ extension CoreState {
         // A target refresh request (RFC 3311 section 5.2).
         if let target = request.headers.firstContact?.uri { calls[callKey]!.dialog?.remoteTarget = target }
         var response = makeResponse(to: request, status: 200, toTag: call.localTag)
-        response.headers.add("Contact", "<\(contactURI(localHost: call.localHost, transport: call.peer.transport))>")
+        response.headers.add("Contact", "<\(contactURI(user: call.account, localHost: call.localHost, transport: call.peer.transport))>")
         if let timer = sessionTimer(requestedBy: request) ?? call.sessionTimer {
             for field in sessionTimerResponseHeaders(timer, request: request) { response.headers.add(field) }
             startSessionTimer(callKey, timer)

@@ -18,7 +18,7 @@ extension CoreState {
         var request = dialog.makeRequest(.refer)
         let hop = destination(of: dialog, fallback: call.peer)
         request.headers.prepend("Via", makeVia(localHost: call.localHost, transport: hop.transport))
-        request.headers.add("Contact", "<\(contactURI(localHost: call.localHost, transport: hop.transport))>")
+        request.headers.add("Contact", "<\(contactURI(user: call.account, localHost: call.localHost, transport: hop.transport))>")
         request.headers.add("Refer-To", referral.referTo)
         var referredBy = dialog.local
         referredBy.parameters = SIPParameters()
@@ -121,7 +121,7 @@ extension CoreState {
         var request = dialog.makeRequest(.notify)
         let hop = destination(of: dialog, fallback: call.peer)
         request.headers.prepend("Via", makeVia(localHost: call.localHost, transport: hop.transport))
-        request.headers.add("Contact", "<\(contactURI(localHost: call.localHost, transport: hop.transport))>")
+        request.headers.add("Contact", "<\(contactURI(user: call.account, localHost: call.localHost, transport: hop.transport))>")
         request.headers.add("Event", "refer")
         request.headers.add("Subscription-State", status >= 200 ? "terminated;reason=noresource" : "active;expires=60")
         request.headers.add("User-Agent", env.configuration.userAgent)

@@ -1,11 +1,11 @@
 import Platform
 import Logging
 
-// Registration with a registrar (RFC 3261 section 10.2): one binding of our Contact to the
-// address of record sip:user@registrar-host, refreshed before it lapses, removed on unregister
-// and (best effort) on close.
+// Registration with a registrar (RFC 3261 section 10.2): for each account, one binding of its
+// Contact to the address of record sip:user@registrar-host, refreshed before it lapses,
+// removed on unregister and (best effort) on close.
 
-/// Our binding at a registrar.
+/// An account's binding at a registrar.
 struct RegistrationRecord: Sendable {
     /// The Request-URI of our REGISTERs (`sip:host[:port]`).
     let registrar: SIPURI
@@ -39,40 +39,42 @@ struct RegistrationRecord: Sendable {
 }
 
 extension CoreState {
-    /// `SIPUserAgent.register`/`unregister`: asks for a binding of `expires` seconds (0 removes
-    /// it); `waiter` gets the lifetime granted.
-    mutating func register(registrar: SIPURI, destination: SIPHop, alternates: [SIPHop] = [], expires: Int,
+    /// `register`/`unregister` of `user`'s account: asks for a binding of `expires` seconds (0
+    /// removes it); `waiter` gets the lifetime granted.
+    mutating func register(user: String, registrar: SIPURI, destination: SIPHop, alternates: [SIPHop] = [], expires: Int,
                            waiter: CheckedContinuation<Result<Int, SIPError>, Never>) {
         guard !closed else { return waiter.resume(returning: .failure(.closed)) }
-        if expires == 0, let record = registration, record.grantedExpires == nil, record.key == nil {
+        guard let account = accounts[user] else { return waiter.resume(returning: .failure(.invalidAccount(user: user, reason: "no such account"))) }
+        if expires == 0, let record = account.registration, record.grantedExpires == nil, record.key == nil {
             // A first REGISTER waiting to be tried again: there is no binding to remove.
-            registration = nil
-            setRegistrationState(.unregistered)
+            accounts[user]!.registration = nil
+            setRegistrationState(.unregistered, of: user)
             return waiter.resume(returning: .success(0))
         }
-        if registration == nil || registration!.registrar != registrar {
+        if account.registration == nil || account.registration!.registrar != registrar {
             guard expires > 0 else { return waiter.resume(returning: .success(0)) }  // nothing to remove
             // The binding being made elsewhere is given up: its callers hear so, none waits for ever.
-            for old in registration?.waiters ?? [] { old.resume(returning: .failure(.replaced)) }
-            registration = RegistrationRecord(
+            for old in account.registration?.waiters ?? [] { old.resume(returning: .failure(.replaced)) }
+            var record = RegistrationRecord(
                 registrar: registrar, destination: destination,
-                addressOfRecord: SIPURI(user: env.configuration.user, host: registrar.host),
+                addressOfRecord: SIPURI(user: user, host: registrar.host),
                 callID: randomToken(bytes: 16), fromTag: randomToken(),
                 localHost: env.advertisedHost(toward: destination.address), requestedExpires: expires)
-            registration!.alternates = alternates
+            record.alternates = alternates
+            accounts[user]!.registration = record
         }
-        registration!.waiters.append(waiter)
-        if registration!.key != nil {
-            registration!.queuedExpires = expires
+        accounts[user]!.registration!.waiters.append(waiter)
+        if accounts[user]!.registration!.key != nil {
+            accounts[user]!.registration!.queuedExpires = expires
         } else {
-            registration!.requestedExpires = expires
-            registration!.retriedMinExpires = false
-            sendRegister()
+            accounts[user]!.registration!.requestedExpires = expires
+            accounts[user]!.registration!.retriedMinExpires = false
+            sendRegister(user: user)
         }
     }
 
-    mutating func sendRegister() {
-        guard var record = registration else { return }
+    mutating func sendRegister(user: String) {
+        guard var record = accounts[user]?.registration else { return }
         record.sequence &+= 1
         record.generation &+= 1  // any refresh already scheduled is now stale
         var from = SIPNameAddress(uri: record.addressOfRecord)
@@ -84,57 +86,59 @@ extension CoreState {
         headers.add("To", SIPNameAddress(uri: record.addressOfRecord).description)
         headers.add("Call-ID", record.callID)
         headers.add("CSeq", "\(record.sequence) REGISTER")
-        headers.add("Contact", "<\(contactURI(localHost: record.localHost, transport: record.destination.transport))>")
+        headers.add("Contact", "<\(contactURI(user: user, localHost: record.localHost, transport: record.destination.transport))>")
         addPreloadedRoute(to: &headers)
         headers.add("Expires", String(record.requestedExpires))
         headers.add("Allow", allowHeaderValue)
         headers.add("User-Agent", env.configuration.userAgent)
-        registration = record
-        if record.requestedExpires > 0, !registrationState.isRegistered { setRegistrationState(.registering(record.registrar)) }
-        registration!.key = startClient(SIPRequest(method: .register, uri: record.registrar, headers: headers),
-                                        to: record.destination, owner: .register)
+        record.key = startClient(SIPRequest(method: .register, uri: record.registrar, headers: headers),
+                                 to: record.destination, owner: .register(user))
+        accounts[user]!.registration = record
+        if record.requestedExpires > 0, !accounts[user]!.state.isRegistered {
+            setRegistrationState(.registering(record.registrar), of: user)
+        }
     }
 
     /// A final response to our REGISTER (a 401 or 407 we could answer never gets here).
-    mutating func registerResponse(_ response: SIPResponse, key: ClientKey) {
-        guard let record = registration, record.key == key, response.statusCode >= 200 else { return }
+    mutating func registerResponse(_ response: SIPResponse, key: ClientKey, user: String) {
+        guard let record = accounts[user]?.registration, record.key == key, response.statusCode >= 200 else { return }
         let status = response.statusCode
         if status == 423, !record.retriedMinExpires,
            let minimum = response.headers["Min-Expires"].flatMap({ Int($0[...].trimmed) }), minimum > record.requestedExpires {
             // Interval Too Brief (section 10.2.8): ask again for the registrar's minimum.
-            registration!.key = nil
-            registration!.requestedExpires = minimum
-            registration!.retriedMinExpires = true
-            sendRegister()
+            accounts[user]!.registration!.key = nil
+            accounts[user]!.registration!.requestedExpires = minimum
+            accounts[user]!.registration!.retriedMinExpires = true
+            sendRegister(user: user)
             return
         }
-        if status == 503, failOverRegistration() { return }
+        if status == 503, failOverRegistration(user: user) { return }
         guard (200..<300).contains(status) else {
-            return registerFailed(.rejected(status: status, reason: response.reasonPhrase), key: key)
+            return registerFailed(.rejected(status: status, reason: response.reasonPhrase), key: key, user: user)
         }
-        let granted = grantedExpires(response, record: record)
+        let granted = grantedExpires(response, record: record, user: user)
         if granted <= 0, record.requestedExpires > 0, record.queuedExpires == nil {
             // A 2xx that lists our Contact with expires=0 did not keep the binding.
-            return registerFailed(.rejected(status: status, reason: "binding not kept"), key: key)
+            return registerFailed(.rejected(status: status, reason: "binding not kept"), key: key, user: user)
         }
-        registration!.key = nil
+        accounts[user]!.registration!.key = nil
         if let queued = record.queuedExpires {
-            registration!.queuedExpires = nil
-            registration!.requestedExpires = queued
-            return sendRegister()
+            accounts[user]!.registration!.queuedExpires = nil
+            accounts[user]!.registration!.requestedExpires = queued
+            return sendRegister(user: user)
         }
         guard record.requestedExpires > 0 else {
             logger.info("SIP: unregistered from \(record.registrar)")
-            registration = nil
-            setRegistrationState(.unregistered)
+            accounts[user]!.registration = nil
+            setRegistrationState(.unregistered, of: user)
             for waiter in record.waiters { waiter.resume(returning: .success(0)) }
             return
         }
-        registration!.grantedExpires = granted
-        registration!.waiters = []
-        registration!.failures = 0
-        setRegistrationState(.registered(record.registrar, expires: granted))
-        schedule(.seconds(refreshDelay(granted)), .registration(registration!.generation))
+        accounts[user]!.registration!.grantedExpires = granted
+        accounts[user]!.registration!.waiters = []
+        accounts[user]!.registration!.failures = 0
+        setRegistrationState(.registered(record.registrar, expires: granted), of: user)
+        schedule(.seconds(refreshDelay(granted)), .registration(user, accounts[user]!.registration!.generation))
         logger.info("SIP: registered \(record.addressOfRecord) at \(record.registrar) for \(granted) s")
         for waiter in record.waiters { waiter.resume(returning: .success(granted)) }
     }
@@ -144,22 +148,22 @@ extension CoreState {
     /// network or a server down, as pjsua retries), is tried again after
     /// ``SIPTimers/registrationRetry`` (30 s), doubling with each failure in a row up to 20
     /// times that. A first REGISTER refused (403, 404, wrong credentials) fails for good.
-    mutating func registerFailed(_ error: SIPError, key: ClientKey) {
-        guard let record = registration, record.key == key else { return }
-        if error == .timeout, failOverRegistration() { return }
+    mutating func registerFailed(_ error: SIPError, key: ClientKey, user: String) {
+        guard let record = accounts[user]?.registration, record.key == key else { return }
+        if error == .timeout, failOverRegistration(user: user) { return }
         logger.warning("SIP: REGISTER at \(record.registrar) failed: \(error)")
-        registration!.key = nil
-        registration!.waiters = []
-        registration!.queuedExpires = nil
+        accounts[user]!.registration!.key = nil
+        accounts[user]!.registration!.waiters = []
+        accounts[user]!.registration!.queuedExpires = nil
         if record.requestedExpires == 0 || (record.grantedExpires == nil && !Self.isTransient(error)) {
-            registration = nil
-            setRegistrationState(record.requestedExpires == 0 ? .unregistered : .failed(record.registrar, error, retryIn: nil))
+            accounts[user]!.registration = nil
+            setRegistrationState(record.requestedExpires == 0 ? .unregistered : .failed(record.registrar, error, retryIn: nil), of: user)
         } else {
             let wait = timers.registrationRetry * (1 << min(record.failures, 4))
             let delay = min(wait, timers.registrationRetry * 20)
-            registration!.failures += 1
-            schedule(delay, .registration(registration!.generation))
-            setRegistrationState(.failed(record.registrar, error, retryIn: Int(delay.components.seconds)))
+            accounts[user]!.registration!.failures += 1
+            schedule(delay, .registration(user, accounts[user]!.registration!.generation))
+            setRegistrationState(.failed(record.registrar, error, retryIn: Int(delay.components.seconds)), of: user)
         }
         for waiter in record.waiters { waiter.resume(returning: .failure(error)) }
     }
@@ -175,37 +179,39 @@ extension CoreState {
     }
 
     /// The refresh timer of `generation` fired.
-    mutating func refreshRegistration(generation: UInt64) {
-        guard let record = registration, record.generation == generation, record.key == nil, record.requestedExpires > 0
+    mutating func refreshRegistration(user: String, generation: UInt64) {
+        guard let record = accounts[user]?.registration, record.generation == generation, record.key == nil, record.requestedExpires > 0
         else { return }
-        sendRegister()
+        sendRegister(user: user)
     }
 
-    /// On close: removes a live binding, best effort (the REGISTER is sent once).
+    /// On close: removes every live binding, best effort (each REGISTER is sent once).
     mutating func unregisterOnShutdown() {
-        guard let record = registration else { return }
-        for waiter in record.waiters { waiter.resume(returning: .failure(.closed)) }
-        registration!.waiters = []
-        if record.grantedExpires != nil {
-            registration!.requestedExpires = 0
-            registration!.key = nil
-            sendRegister()
+        for user in accounts.keys.sorted() {
+            guard let record = accounts[user]!.registration else { continue }
+            for waiter in record.waiters { waiter.resume(returning: .failure(.closed)) }
+            accounts[user]!.registration!.waiters = []
+            if record.grantedExpires != nil {
+                accounts[user]!.registration!.requestedExpires = 0
+                accounts[user]!.registration!.key = nil
+                sendRegister(user: user)
+            }
+            accounts[user]!.registration = nil
+            setRegistrationState(.unregistered, of: user)
         }
-        registration = nil
-        setRegistrationState(.unregistered)
     }
 
-    /// Records where the registration stands and tells the stream when that changed.
-    mutating func setRegistrationState(_ state: SIPRegistrationState) {
-        guard state != registrationState else { return }
-        registrationState = state
-        env.registrationStates.yield(state)
+    /// Records where `user`'s registration stands and tells its stream when that changed.
+    mutating func setRegistrationState(_ state: SIPRegistrationState, of user: String) {
+        guard let account = accounts[user], state != account.state else { return }
+        accounts[user]!.state = state
+        account.states.yield(state)
     }
 
     /// The lifetime granted to our Contact: its `expires` parameter in the 2xx, else the
     /// `Expires` header, else what we asked for (section 10.2.4).
-    private func grantedExpires(_ response: SIPResponse, record: RegistrationRecord) -> Int {
-        let ours = contactURI(localHost: record.localHost, transport: record.destination.transport)
+    private func grantedExpires(_ response: SIPResponse, record: RegistrationRecord, user: String) -> Int {
+        let ours = contactURI(user: user, localHost: record.localHost, transport: record.destination.transport)
         let contacts = (try? response.headers.contacts()) ?? []
         if let mine = contacts.first(where: { $0.uri.user == ours.user && $0.uri.host == ours.host
                                               && $0.uri.effectivePort == ours.effectivePort }),

@@ -118,6 +118,8 @@ public enum SIPError: Error, Sendable, Hashable, CustomStringConvertible {
     case cannotListen(String)
     /// A later ``SIPUserAgent/register(at:expires:)`` at another registrar took this one's place.
     case replaced
+    /// An account cannot be added as asked (``SIPUserAgent/addAccount(user:displayName:credentials:)``): why.
+    case invalidAccount(user: String, reason: String)
 
     public var description: String {
         switch self {
@@ -133,13 +135,14 @@ public enum SIPError: Error, Sendable, Hashable, CustomStringConvertible {
         case .tooManyRequests: "too many requests in progress"
         case .cannotListen(let why): "cannot listen: \(why)"
         case .replaced: "replaced by a registration at another registrar"
+        case let .invalidAccount(user, reason): "no account '\(user)': \(reason)"
         }
     }
 }
 
 /// One call (one INVITE dialog), incoming or outgoing.
 ///
-/// An outgoing call comes from ``SIPUserAgent/invite(to:offer:)``; an incoming one from
+/// An outgoing call comes from ``SIPUserAgent/invite(to:offer:from:)``; an incoming one from
 /// ``SIPUserAgent/incomingCalls``. Its ``events`` tell what the peer does; its methods say
 /// what we do. The user agent sends every ACK, retransmission and 100 Trying itself.
 ///
@@ -167,6 +170,9 @@ public final class SIPCall: Sendable, CustomStringConvertible {
     public let transport: SIPTransportKind
     /// Our host in this call's Via and Contact: what an SDP answer's `c=` line should carry.
     public let localHost: String
+    /// The user of our account the call is placed from, or addressed to (an incoming call
+    /// whose Request-URI names no account of ours is the configuration's user's).
+    public let account: String
     /// The call's events, in order; the stream finishes after ``SIPCallEvent/ended(_:)``.
     public let events: AsyncStream<SIPCallEvent>
     /// Incoming: the Call-ID of our call this one replaces (its INVITE's `Replaces`, RFC 3891,
@@ -188,6 +194,7 @@ public final class SIPCall: Sendable, CustomStringConvertible {
         remoteAddress = info.remoteAddress
         transport = info.transport
         localHost = info.localHost
+        account = info.account
         events = info.events
         stateBox = info.stateBox
         replacedCallID = info.replacedCallID

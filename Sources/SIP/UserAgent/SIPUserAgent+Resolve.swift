@@ -60,7 +60,7 @@ public struct SIPLocatedTarget: Sendable {
 
 extension SIPUserAgent {
     /// Locates `target` (DNS for a name, the outbound proxy when there is one) for
-    /// ``invite(_:offer:replaces:)``. Blocks for DNS, bounded by the resolver's timeout.
+    /// ``invite(_:offer:replaces:from:)``. Blocks for DNS, bounded by the resolver's timeout.
     ///
     /// - Throws: ``SIPError`` when the target cannot be reached from this socket.
     public func locate(_ target: SIPURI) throws(SIPError) -> SIPLocatedTarget {
@@ -69,17 +69,20 @@ extension SIPUserAgent {
                                 servers: servers)
     }
 
-    /// Places a call to a target located with ``locate(_:)``: as ``invite(to:offer:)`` without
+    /// Places a call to a target located with ``locate(_:)``: as ``invite(to:offer:from:)`` without
     /// a second lookup.
     ///
     /// - Parameter target: where to call, located once.
     /// - Parameter offer: our session offer (nil: an INVITE without one, the answer's offer comes in the 2xx).
     /// - Parameter replaces: the target's dialog this call takes over (`Replaces`, RFC 3891):
     ///   what an attended transfer's ``SIPReferral/replaces`` says.
-    public func invite(_ target: SIPLocatedTarget, offer: SIPBody?, replaces: SIPReplaces? = nil) throws(SIPError) -> SIPCall {
+    /// - Parameter account: the account it is placed from (its address of record, display
+    ///   name and credentials); nil: the configuration's.
+    public func invite(_ target: SIPLocatedTarget, offer: SIPBody?, replaces: SIPReplaces? = nil,
+                       from account: SIPAccount? = nil) throws(SIPError) -> SIPCall {
         let info = try machinery.withState {
             $0.invite(target: target.uri, destination: target.servers[0], alternates: Array(target.servers.dropFirst()),
-                      offer: offer, replaces: replaces)
+                      offer: offer, replaces: replaces, account: account?.user)
         }.get()
         return SIPCall(core: machinery, info: info)
     }

@@ -59,7 +59,7 @@ public struct SIPStatistics: Sendable, Hashable {
 /// A SIP user agent (RFC 3261) on one UDP socket: direct IP calls, or calls through a proxy
 /// and a registrar that authenticate with digests.
 ///
-/// It places calls (``invite(to:offer:)``), answers them (``incomingCalls``), answers OPTIONS,
+/// It places calls (``invite(to:offer:from:)``), answers them (``incomingCalls``), answers OPTIONS,
 /// and runs the transaction layer (retransmissions, timers), the dialogs (ACK for 2xx,
 /// 2xx retransmission until ACK, in-dialog BYE) and the checks that keep anything from an
 /// unknown dialog away from a call (481). Bodies are opaque: SDP is the caller's business.
@@ -164,8 +164,9 @@ public final class SIPUserAgent: Sendable {
     /// Finishes when the user agent closes.
     public let incomingCalls: AsyncStream<SIPCall>
 
-    /// Where the registration stands, each change once (``SIPRegistrationState``): one reader;
-    /// the 16 newest are kept for a slow one. Finishes when the user agent closes.
+    /// Where the configuration's account's registration stands, each change once
+    /// (``SIPRegistrationState``): one reader; the 16 newest are kept for a slow one. Finishes
+    /// when the user agent closes. Other accounts have their own (``SIPAccount/registrationStates``).
     public let registrationStates: AsyncStream<SIPRegistrationState>
 
     private let core: UserAgentCore
@@ -230,10 +231,13 @@ public final class SIPUserAgent: Sendable {
     /// Places a call: sends an INVITE carrying `offer` to `target` (`sip:user@host:port`, UDP,
     /// port 5060 when absent; a host name is resolved here, once).
     ///
+    /// - Parameter target: whom to call.
+    /// - Parameter offer: our session offer (nil: an INVITE without one).
+    /// - Parameter account: the account it is placed from; nil: the configuration's.
     /// - Returns: the call; its ``SIPCall/events`` report trying, ringing, answered or the end.
     /// - Throws: ``SIPError`` when the target cannot be reached from this socket, or the agent is closed.
-    public func invite(to target: SIPURI, offer: SIPBody?) throws(SIPError) -> SIPCall {
-        try invite(locate(target), offer: offer)
+    public func invite(to target: SIPURI, offer: SIPBody?, from account: SIPAccount? = nil) throws(SIPError) -> SIPCall {
+        try invite(locate(target), offer: offer, from: account)
     }
 
     /// Sends an OPTIONS request (a capabilities query, or a ping) and waits for its final response.
@@ -247,56 +251,65 @@ public final class SIPUserAgent: Sendable {
         return try result.get()
     }
 
-    /// Registers our Contact at `registrar` (`sip:host[:port]`) for the address of record
-    /// `sip:user@host` (RFC 3261 section 10.2), answering a digest challenge with
-    /// ``Configuration/credentials``. The binding is refreshed before it lapses (at 80 % of
-    /// its lifetime, at least 33 s early when it is long enough), tried again after a failed
-    /// refresh, or a first REGISTER that got no answer, 408, 480 or 5xx (30 s, doubling up to
-    /// 10 minutes; the call still throws), and removed by ``unregister()`` or, best effort, by
-    /// ``close()``.
-    /// While registered, our calls carry the address of record in `From`, so a proxy that
-    /// authenticates them knows who calls. Calling it again (a new lifetime, or another
-    /// registrar, which replaces the first) is allowed.
-    ///
-    /// - Parameter registrar: the registrar's URI (`sip:host[:port]`).
-    /// - Parameter expires: the lifetime asked for, in seconds (a registrar may grant less,
-    ///   or answer 423 with a minimum, which is then asked for once).
-    /// - Returns: the lifetime granted, in seconds.
-    /// - Throws: ``SIPError/rejected(status:reason:)`` when the registrar refuses (a 401 or 407
-    ///   after our credentials: they are wrong), ``SIPError/timeout``, ``SIPError/closed``, or
-    ///   ``SIPError/invalidExpires(_:)`` for a lifetime under 1 s.
+    /// Registers the configuration's account (``Configuration/user``) at `registrar`: as
+    /// ``SIPAccount/register(at:expires:)``, with ``Configuration/credentials``.
     @discardableResult
     public func register(at registrar: SIPURI, expires: Int = 3600) async throws(SIPError) -> Int {
         guard expires >= 1 else { throw .invalidExpires(expires) }
-        return try await registration(at: registrar, expires: expires)
+        return try await registration(of: core.environment.configuration.user, at: registrar, expires: expires)
     }
 
-    /// Removes the binding ``register(at:expires:)`` made (a REGISTER with `Expires: 0`) and
-    /// stops refreshing it. Nothing happens when there is none.
-    ///
-    /// - Throws: ``SIPError/rejected(status:reason:)``, ``SIPError/timeout`` or ``SIPError/closed``;
-    ///   the binding is forgotten either way (a registrar drops it when it lapses).
+    /// Removes the configuration's account's binding (as ``SIPAccount/unregister()``).
     public func unregister() async throws(SIPError) {
-        guard let registrar = core.withState({ $0.registration?.registrar }) else { return }
-        _ = try await registration(at: registrar, expires: 0)
+        try await unregister(user: core.environment.configuration.user)
     }
 
-    /// Where the registration stands now.
-    public var registrationState: SIPRegistrationState { core.withState { $0.registrationState } }
+    /// Where the configuration's account's registration stands now.
+    public var registrationState: SIPRegistrationState { registrationState(of: core.environment.configuration.user) }
 
-    /// The registrar our binding is at (or being made or removed at); nil when there is none.
-    public var registrar: SIPURI? { core.withState { $0.registration?.registrar } }
+    /// The registrar the configuration's account's binding is at (or being made or removed
+    /// at); nil when there is none.
+    public var registrar: SIPURI? { registrar(of: core.environment.configuration.user) }
 
-    private func registration(at registrar: SIPURI, expires: Int) async throws(SIPError) -> Int {
+    /// Adds an account: another identity this agent registers and places calls as, on the
+    /// same sockets (as pjsua2's accounts). Its user part is its Contact's, so a call its
+    /// registrar forwards names it (``SIPCall/account``).
+    ///
+    /// - Parameter user: the user part of its address of record and Contact, unique on the agent.
+    /// - Parameter displayName: the display name in its `From`.
+    /// - Parameter credentials: for digest challenges to its REGISTERs and calls.
+    /// - Throws: ``SIPError/invalidAccount(user:reason:)`` for a user the agent has already, one
+    ///   a URI cannot carry unescaped, or beyond 32 accounts; ``SIPError/closed``. Nothing changes then.
+    public func addAccount(user: String, displayName: String? = nil,
+                           credentials: SIPCredentials? = nil) throws(SIPError) -> SIPAccount {
+        let (states, continuation) = AsyncStream.makeStream(of: SIPRegistrationState.self, bufferingPolicy: .bufferingNewest(16))
+        try core.withState {
+            $0.addAccount(user: user, displayName: displayName, credentials: credentials, states: continuation)
+        }.get()
+        return SIPAccount(agent: self, user: user, displayName: displayName, registrationStates: states)
+    }
+
+    func registration(of user: String, at registrar: SIPURI, expires: Int) async throws(SIPError) -> Int {
         let servers = try resolve(registrar)
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Int, SIPError>, Never>) in
             core.withState {
-                $0.register(registrar: registrar, destination: servers[0], alternates: Array(servers.dropFirst()),
+                $0.register(user: user, registrar: registrar, destination: servers[0], alternates: Array(servers.dropFirst()),
                             expires: expires, waiter: continuation)
             }
         }
         return try result.get()
     }
+
+    func unregister(user: String) async throws(SIPError) {
+        guard let registrar = registrar(of: user) else { return }
+        _ = try await registration(of: user, at: registrar, expires: 0)
+    }
+
+    func registrationState(of user: String) -> SIPRegistrationState {
+        core.withState { $0.accounts[user]?.state ?? .unregistered }
+    }
+
+    func registrar(of user: String) -> SIPURI? { core.withState { $0.accounts[user]?.registration?.registrar } }
 
     /// The counters so far.
     public var statistics: SIPStatistics { core.withState { $0.statistics } }
