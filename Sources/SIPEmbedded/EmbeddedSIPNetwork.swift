@@ -77,9 +77,50 @@ public final class EmbeddedSIPNetwork: Sendable {
         var configuration = configuration
         let address = try claim(configuration.localAddress)
         configuration.localAddress = address
-        let agent = try SIPUserAgent(configuration: configuration, network: AgentLink(network: self, address: address))
+        let agent = try SIPUserAgent(configuration: configuration,
+                                     network: AgentLink(network: self, bound: address, reachable: address))
         state.withLock { $0.agents[address] = WeakCore(core: agent.machinery) }
         return agent
+    }
+
+    /// A user agent bound to the wildcard address (`0.0.0.0`, `configuration.localAddress`'s
+    /// port, 0: a free one) of a machine at `host`: it writes `host`, the local end of the route,
+    /// in Via and Contact, as an agent on a laptop does; ``move(_:to:)`` gives the machine
+    /// another address, as a new network does. Its timers run on this network's time.
+    ///
+    /// - Throws: `SIPError.cannotListen` for a taken address or a host that is not an IP literal.
+    public func makeAgent(_ configuration: SIPUserAgent.Configuration, host: String) throws(SIPError) -> SIPUserAgent {
+        var configuration = configuration
+        let reachable = try claim(Self.address(host, configuration.localAddress.port))
+        configuration.localAddress = try Self.address(reachable.family == .ipv6 ? "::" : "0.0.0.0", reachable.port)
+        let link = AgentLink(network: self, bound: configuration.localAddress, reachable: reachable)
+        let agent = try SIPUserAgent(configuration: configuration, network: link)
+        state.withLock { $0.agents[reachable] = WeakCore(core: agent.machinery) }
+        return agent
+    }
+
+    /// Gives the machine of `agent` (made with ``makeAgent(_:host:)``) the address `host`:
+    /// datagrams to its old address go nowhere from now on.
+    ///
+    /// - Throws: `SIPError.cannotListen` for an agent not of this network, or a taken address.
+    public func move(_ agent: SIPUserAgent, to host: String) throws(SIPError) {
+        guard let link = agent.machinery.network as? AgentLink, link.network === self else {
+            throw .cannotListen("not an agent of this network")
+        }
+        let old = link.address
+        let new = try claim(Self.address(host, old.port))
+        state.withLock { $0.agents[new] = $0.agents.removeValue(forKey: old) }
+        link.address = new
+    }
+
+    /// Where `agent` is reached now: its bound address, or for one bound to the wildcard address
+    /// (``makeAgent(_:host:)``), its machine's.
+    public func address(of agent: SIPUserAgent) -> SocketAddress {
+        (agent.machinery.network as? AgentLink)?.address ?? agent.localAddress
+    }
+
+    private static func address(_ host: String, _ port: UInt16) throws(SIPError) -> SocketAddress {
+        do { return try SocketAddress(host: host, port: port) } catch { throw .cannotListen("\(host): \(error)") }
     }
 
     /// A hand-written peer at `address` (nil: 127.0.0.1 and a free port).
@@ -296,14 +337,25 @@ public struct EmbeddedSIPTraffic: Sendable {
 /// One agent's side of the network: what its core sends through and reads the time from. It
 /// holds the network, which holds its agents and peers weakly.
 private final class AgentLink: SIPNetwork {
-    private let network: EmbeddedSIPNetwork?
+    let network: EmbeddedSIPNetwork?
+    /// What the agent is bound to: an address, or the wildcard one.
     let localAddress: SocketAddress
+    private let reachable: Mutex<SocketAddress>
     private let origin = ContinuousClock.now
 
-    init(network: EmbeddedSIPNetwork, address: SocketAddress) {
+    init(network: EmbeddedSIPNetwork, bound: SocketAddress, reachable: SocketAddress) {
         self.network = network
-        localAddress = address
+        localAddress = bound
+        self.reachable = Mutex(reachable)
     }
+
+    /// Where the agent is reached, and sends from.
+    var address: SocketAddress {
+        get { reachable.withLock { $0 } }
+        set { reachable.withLock { $0 = newValue } }
+    }
+
+    func localHost(toward peer: SocketAddress) -> String? { address.host }
 
     func listeningAddress(for transport: SIPTransportKind) -> SocketAddress? { transport == .udp ? localAddress : nil }
     func localPort(for transport: SIPTransportKind) -> UInt16 { localAddress.port }
@@ -311,12 +363,12 @@ private final class AgentLink: SIPNetwork {
 
     func send(_ bytes: [UInt8], to hop: SIPHop, isResponse: Bool) -> Bool {
         guard hop.transport == .udp, let network else { return false }
-        network.transmit(bytes, from: localAddress, to: hop.address)
+        network.transmit(bytes, from: address, to: hop.address)
         return true
     }
 
     var now: ContinuousClock.Instant { network?.now ?? origin }
     func wakeLoop() {}
     func offload(_ work: @escaping @Sendable () -> Void) { network?.offload(work) }
-    func closeAll() { network?.unbind(localAddress) }
+    func closeAll() { network?.unbind(address) }
 }

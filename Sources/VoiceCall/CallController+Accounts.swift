@@ -49,6 +49,12 @@ extension CallController {
         return account
     }
 
+    /// Tells the controller the network changed (the system said so): every account whose
+    /// registrar is now reached from another local address registers again from it (see
+    /// `SIP/SIPUserAgent/networkChanged()`; a controller on a wildcard address also checks every
+    /// 5 s by itself). Calls in progress keep their addresses.
+    public nonisolated func networkChanged() { userAgent.networkChanged() }
+
     /// The accounts ``addAccount(user:displayName:credentials:)`` added, oldest first.
     public var accounts: [SIPAccount] { addedAccounts }
 

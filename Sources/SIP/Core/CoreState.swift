@@ -102,6 +102,8 @@ enum TimerEvent: Sendable {
     case client(ClientKey, TransactionTimer)
     case server(ServerKey, TransactionTimer)
     case call(CallKey, CallTimer)
+    /// Ask whether our address toward each registrar moved (``CoreState/checkNetwork()``).
+    case networkCheck
     /// Refresh this user's registration, of this generation (a later register or unregister
     /// makes it stale).
     case registration(String, UInt64)
@@ -257,7 +259,7 @@ struct CoreEnvironment: Sendable {
     func advertisedHost(toward peer: SocketAddress?) -> String {
         if let host = configuration.advertisedHost { return host }
         if let boundHost { return boundHost }
-        if let peer, let local = UDPSocket.localAddress(toward: peer) { return local.host }
+        if let peer, let local = network.localHost(toward: peer) { return local }
         return network.localAddress.family == .ipv6 ? "::1" : "127.0.0.1"
     }
 }
@@ -282,6 +284,8 @@ struct CoreState: Sendable {
     var optionsWaiters: [ClientKey: CheckedContinuation<Result<SIPResponse, SIPError>, Never>] = [:]
     /// The accounts by user, the configuration's among them (``AccountRecord``).
     var accounts: [String: AccountRecord] = [:]
+    /// Whether the ``TimerEvent/networkCheck`` timer is armed.
+    var networkCheckArmed = false
     var statistics = SIPStatistics()
     var closed = false
     var nextCallKey: CallKey = 1

@@ -13,6 +13,8 @@ package protocol SIPNetwork: AnyObject, Sendable {
     func listeningAddress(for transport: SIPTransportKind) -> SocketAddress?
     /// The local port messages on `transport` come from (Via's sent-by, Contact).
     func localPort(for transport: SIPTransportKind) -> UInt16
+    /// The local host the route to `peer` leaves from, nil when there is no route.
+    func localHost(toward peer: SocketAddress) -> String?
     /// Whether requests can go out on `transport`.
     func canSend(on transport: SIPTransportKind) -> Bool
     /// Sends a message toward `hop` without blocking; false when it could not.
@@ -42,6 +44,8 @@ extension SIPTransports: SIPNetwork {
     }
 
     var now: ContinuousClock.Instant { .now }
+
+    func localHost(toward peer: SocketAddress) -> String? { UDPSocket.localAddress(toward: peer)?.host }
 
     func wakeLoop() { wake.signal() }
 

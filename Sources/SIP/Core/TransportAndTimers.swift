@@ -233,6 +233,9 @@ extension CoreState {
             callTimerFired(key, timer)
         case .registration(let user, let generation):
             refreshRegistration(user: user, generation: generation)
+        case .networkCheck:
+            networkCheckArmed = false
+            checkNetwork()
         }
     }
 

@@ -48,6 +48,8 @@ struct TimerQueue {
 /// network's or the timers' is taken (sends and timers are handed over after it is released).
 package final class UserAgentCore: Sendable {
     let environment: CoreEnvironment
+    /// The network it runs on (an embedded network finds its own link with it).
+    package var network: any SIPNetwork { environment.network }
     private let state: Mutex<CoreState>
     private let timers = Mutex(TimerQueue())
     private let running = Atomic<Bool>(true)

@@ -26,6 +26,9 @@ struct RegistrationRecord: Sendable {
     var key: ClientKey?
     /// The lifetime the registrar granted last; nil until the first 2xx.
     var grantedExpires: Int?
+    /// Contacts of ours from before our address moved, removed (`expires=0`) by the next
+    /// REGISTER (``CoreState/checkNetwork()``).
+    var staleContacts: [SIPURI] = []
     /// Refresh timers of older generations are ignored.
     var generation: UInt64 = 0
     var retriedMinExpires = false
@@ -87,6 +90,7 @@ extension CoreState {
         headers.add("Call-ID", record.callID)
         headers.add("CSeq", "\(record.sequence) REGISTER")
         headers.add("Contact", "<\(contactURI(user: user, localHost: record.localHost, transport: record.destination.transport))>")
+        for stale in record.staleContacts { headers.add("Contact", "<\(stale)>;expires=0") }
         addPreloadedRoute(to: &headers)
         headers.add("Expires", String(record.requestedExpires))
         headers.add("Allow", allowHeaderValue)
@@ -135,6 +139,8 @@ extension CoreState {
             return
         }
         accounts[user]!.registration!.grantedExpires = granted
+        accounts[user]!.registration!.staleContacts = []
+        armNetworkCheck()
         accounts[user]!.registration!.waiters = []
         accounts[user]!.registration!.failures = 0
         setRegistrationState(.registered(record.registrar, expires: granted), of: user)
@@ -163,6 +169,7 @@ extension CoreState {
             let delay = min(wait, timers.registrationRetry * 20)
             accounts[user]!.registration!.failures += 1
             schedule(delay, .registration(user, accounts[user]!.registration!.generation))
+            armNetworkCheck()
             setRegistrationState(.failed(record.registrar, error, retryIn: Int(delay.components.seconds)), of: user)
         }
         for waiter in record.waiters { waiter.resume(returning: .failure(error)) }

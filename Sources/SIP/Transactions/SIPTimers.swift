@@ -33,6 +33,10 @@ public struct SIPTimers: Sendable, Hashable {
     /// it doubles with each failure in a row, up to 20 times this.
     public var registrationRetry: Duration { t1 * 60 }
 
+    /// How often an agent bound to a wildcard address with a binding asks which local address
+    /// the route to each registrar leaves from, to register again when it moved: 10 × T1 (5 s).
+    public var networkCheck: Duration { t1 * 10 }
+
     /// 64 × T1: Timers B, F, H, J, L and M; also how long the UAS retransmits a 2xx without an ACK.
     public var transactionTimeout: Duration { t1 * 64 }
 }

@@ -311,6 +311,14 @@ public final class SIPUserAgent: Sendable {
 
     func registrar(of user: String) -> SIPURI? { core.withState { $0.accounts[user]?.registration?.registrar } }
 
+    /// Tells the agent the network changed (an app that hears so from the system): every
+    /// account whose registrar is now reached from another local address registers again at
+    /// once, from it, removing its old Contact. An agent bound to a wildcard address also
+    /// checks by itself every ``SIPTimers/networkCheck`` (5 s) while it has a binding; one
+    /// bound to an address, or with ``Configuration/advertisedHost``, never moves. Calls in
+    /// progress keep their addresses.
+    public func networkChanged() { core.withState { $0.checkNetwork() } }
+
     /// The counters so far.
     public var statistics: SIPStatistics { core.withState { $0.statistics } }
 
