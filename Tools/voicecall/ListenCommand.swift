@@ -55,7 +55,7 @@ struct ListenCommand: AsyncParsableCommand {
                 await endpoint.controller.shutdown()
                 throw CommandFailure("no call came within \(wait ?? 0) s", json: phone.json)
             }
-            print("answering \(printable(call.remoteURI)) from \(call.remoteAddress)")
+            print("answering \(printable(call.remoteURI)) from \(call.remoteAddress) for \(call.account)")
             do {
                 try await call.answer()
             } catch {

@@ -96,15 +96,28 @@ final class PhoneEndpoint: Sendable {
         }
     }
 
-    /// Registers at `--registrar` when one is given (the controller must be started).
+    /// Registers at `--registrar` when one is given, as `--user` and each `--account` (the
+    /// controller must be started).
     func registerIfAsked(_ options: PhoneOptions) async throws {
-        guard let registrar = options.registrar else { return }
+        guard let registrar = options.registrar else {
+            guard options.accounts.isEmpty else { throw ValidationError("--account needs --registrar") }
+            return
+        }
+        let host = SIPURI(registrar)?.host ?? registrar
+        var user = options.user
         do {
             let granted = try await controller.register(at: registrar)
-            print("registered sip:\(options.user)@\(SIPURI(registrar)?.host ?? registrar) at \(registrar) for \(granted) s")
+            print("registered sip:\(user)@\(host) at \(registrar) for \(granted) s")
+            for extra in try options.extraAccounts() {
+                user = extra.user
+                let account = try await controller.addAccount(user: extra.user, credentials: extra.credentials)
+                guard let uri = SIPURI(registrar) else { throw CallError.invalidTarget(registrar) }
+                let granted = try await account.register(at: uri)
+                print("registered sip:\(extra.user)@\(host) at \(registrar) for \(granted) s")
+            }
         } catch {
             await controller.shutdown()
-            throw CommandFailure("cannot register at \(registrar): \(error)", json: options.json)
+            throw CommandFailure("cannot register \(user) at \(registrar): \(error)", json: options.json)
         }
     }
 

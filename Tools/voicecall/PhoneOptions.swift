@@ -28,6 +28,8 @@ struct PhoneOptions: ParsableArguments {
     @Option(help: "Register at this SIP registrar first (sip:HOST[:PORT]): calls to sip:USER@HOST then reach us through it, and our calls come from that address.")
     var registrar: String?
     @Option(name: .customLong("auth-user"), help: "User name for digest authentication (default: --user).") var authUser: String?
+    @Option(name: .customLong("account"), help: "Also register at --registrar as USER, answering its challenges with the password in PASSWORD-FILE (its first line): calls to sip:USER@HOST reach us too (USER:PASSWORD-FILE; repeatable).")
+    var accounts: [String] = []
     @Option(name: .customLong("auth-realm"), help: "Answer digest challenges for this realm only (a PBX's or proxy's). Default: only the registrar's (--registrar), learned from its first challenge.")
     var authRealm: String?
     @Option(name: .customLong("password-file"), help: "Answer a proxy's or registrar's digest challenge (401/407) with the password in this file (its first line). Default: the environment variable \(Self.passwordVariable), if set.")
@@ -99,6 +101,20 @@ struct PhoneOptions: ParsableArguments {
             return nil
         }
         return SIPCredentials(username: authUser ?? user, password: password, realm: authRealm)
+    }
+
+    /// `--account USER:PASSWORD-FILE` values as users and their credentials (the digest user
+    /// name is USER, for --auth-realm when given).
+    func extraAccounts() throws -> [(user: String, credentials: SIPCredentials)] {
+        try accounts.map { value in
+            let parts = value.split(separator: ":", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty else { throw ValidationError("--account: '\(value)' is not USER:PASSWORD-FILE") }
+            guard let text = try? String(contentsOfFile: parts[1], encoding: .utf8) else {
+                throw ValidationError("--account: cannot read \(parts[1])")
+            }
+            let password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+            return (parts[0], SIPCredentials(username: parts[0], password: password, realm: authRealm))
+        }
     }
 
     /// `--codecs` as a list; throws naming a codec that is not one.
