@@ -5,20 +5,23 @@ public import Logging
 import Synchronization
 
 /// The session's `AudioSession/AudioHardware` on ALSA: ports from a ``RouteMap``,
-/// jack plug events from ALSA control devices, proximity from a ``ProximitySensor``, volume
+/// jack plug events from ALSA control devices, USB audio devices as they are plugged in and
+/// out (a ``SoundCardSource``), proximity from a ``ProximitySensor``, volume
 /// and gain from the route's mixer elements, and route changes applied by moving a running
 /// ``AudioIOEngine`` to the route's PCMs without ending its stream.
 ///
 /// Thread safety: safe from any thread. Events reach the session's system on the jack
-/// poller's, the mixer watcher's or the proximity sensor's thread.
+/// poller's, the card watcher's, the mixer watcher's or the proximity sensor's thread.
 public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unchecked Sendable {
     // @unchecked: all mutable state is in `state` (a mutex); the watchers are set once in init.
-    private struct State {
+    struct State {
         var handler: (@Sendable (AudioHardwareEvent) -> Void)?
         /// Ports present now, by UID.
         var present: Set<String> = []
         /// Device ids in connection order (last in wins).
         var order: [String] = []
+        /// The USB audio cards present, by device id (``usbDeviceID(_:)``).
+        var usbCards: [String: SoundCard] = [:]
         var capture: PCMSource?
         var playback: PCMSource?
         var engine: AudioIOEngine?
@@ -37,7 +40,7 @@ public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unche
     /// (a call's media) keeps it, negotiating a route on the same PCMs reads its granted values
     /// instead of opening them a second time; a blocking open of an exclusive `hw:` PCM would
     /// wait until the call ends.
-    private struct OpenedDevice {
+    struct OpenedDevice {
         let capture: PCMSource?
         let playback: PCMSource?
         weak var device: ALSADuplexDevice?
@@ -47,14 +50,22 @@ public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unche
     public let routeMap: RouteMap
     private let proximitySensor: (any ProximitySensor)?
     private let logger: Logger
-    private let state = Mutex(State())
+    let state = Mutex(State())
     private let jackPoller: JackPoller?
+    private let cardWatcher: SoundCardWatcher?
     private let mixerWatcher: MixerWatcher
     /// The built-in microphone's mixer element, whose switch turned off is a hardware mute.
     private let micControl: MixerControl?
 
-    /// Discovers the ports present now and starts watching jacks and proximity.
+    /// Discovers the ports and USB audio devices present now and starts watching jacks,
+    /// cards and proximity.
+    ///
+    /// - Parameter routeMap: the ports, their PCMs and jacks.
+    /// - Parameter proximitySensor: the proximity sensor, if the machine has one.
+    /// - Parameter soundCards: where USB audio devices are found (nil: none are followed).
+    /// - Parameter logger: where route changes and device errors are logged.
     public init(routeMap: RouteMap = .laptop, proximitySensor: (any ProximitySensor)? = nil,
+                soundCards: (any SoundCardSource)? = ALSASoundCards(),
                 logger: Logger = Logger(label: "callaudio.audioio.routes")) {
         self.routeMap = routeMap
         self.proximitySensor = proximitySensor
@@ -68,21 +79,27 @@ public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unche
         let volume = output?.read() ?? 1
         micControl = routeMap.ports.first { $0.portType == .builtInMic }?.volumeControl
         let micMuted = micControl?.readSwitch().map(!)
+        let initialCards = soundCards?.cards() ?? []
+        let usb = Self.usbCards(in: initialCards)
         state.withLock {
             $0.present = present
-            $0.order = order
+            $0.order = order + usb.keys.sorted()
+            $0.usbCards = usb
             ($0.outputControl, $0.inputControl, $0.outputVolume, $0.micMuted) = (output, input, volume, micMuted)
         }
         mixerWatcher = MixerWatcher(controls: routeMap.ports.compactMap(\.volumeControl), logger: logger)
         let jacks = routeMap.ports.filter { $0.jack != nil }
         jackPoller = jacks.isEmpty ? nil : JackPoller(entries: jacks, logger: logger)
+        cardWatcher = soundCards.map { SoundCardWatcher(source: $0, logger: logger) }
         jackPoller?.start { [weak self] jack, control, plugged in self?.jackChanged(jack, control: control, plugged: plugged) }
+        cardWatcher?.start(initial: initialCards) { [weak self] cards in self?.cardsChanged(cards) }
         mixerWatcher.start { [weak self] mixer in self?.mixerChanged(mixer) }
         proximitySensor?.setHandler { [weak self] value in self?.emit(.proximityChanged(value)) }
     }
 
     deinit {
         jackPoller?.stop()
+        cardWatcher?.stop()
         mixerWatcher.stop()
         proximitySensor?.setHandler(nil)
     }
@@ -90,8 +107,8 @@ public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unche
     // MARK: AudioHardware
 
     public var devices: [AudioDevice] {
-        let (present, order) = state.withLock { ($0.present, $0.order) }
-        return order.compactMap { device(id: $0, present: present) }
+        let (present, order, usb) = state.withLock { ($0.present, $0.order, $0.usbCards) }
+        return order.compactMap { id in usb[id].map(Self.usbDevice) ?? device(id: id, present: present) }
     }
 
     public var proximity: AudioSession.Proximity { proximitySensor?.proximity ?? .unknown }
@@ -149,9 +166,9 @@ public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unche
     }
 
     /// The capture and playback PCMs of a route's first input and output, as the map says.
-    private func sources(of route: AudioSessionRouteDescription) -> (capture: PCMSource?, playback: PCMSource?) {
-        (route.inputs.first.flatMap { routeMap.entry(uid: $0.uid)?.capture }.map(routeMap.source),
-         route.outputs.first.flatMap { routeMap.entry(uid: $0.uid)?.playback }.map(routeMap.source))
+    func sources(of route: AudioSessionRouteDescription) -> (capture: PCMSource?, playback: PCMSource?) {
+        (route.inputs.first.flatMap { usbSource(uid: $0.uid) ?? routeMap.entry(uid: $0.uid)?.capture.map(routeMap.source) },
+         route.outputs.first.flatMap { usbSource(uid: $0.uid) ?? routeMap.entry(uid: $0.uid)?.playback.map(routeMap.source) })
     }
 
     // MARK: Volume and gain
@@ -290,7 +307,7 @@ public final class ALSAAudioHardware: AudioHardware, AudioDeviceProvider, @unche
         }
     }
 
-    private func emit(_ event: AudioHardwareEvent) {
+    func emit(_ event: AudioHardwareEvent) {
         let handler = state.withLock { $0.handler }
         handler?(event)
     }

@@ -28,6 +28,14 @@ struct DevicesCommand: ParsableCommand {
             print("  \(device.name.padding(toLength: 26))  \(streams.padding(toLength: 16))  \(device.description)")
         }
 
+        print("\nSound cards (a USB one is a device of its own, on its plughw PCM):")
+        let cards = ALSALibrary.soundCards()
+        if cards.isEmpty { print("  (none)") }
+        for card in cards {
+            let streams = [card.hasPlayback ? "playback" : nil, card.hasCapture ? "capture" : nil].compactMap { $0 }.joined(separator: "+")
+            print("  hw:\(card.index) \(card.id.padding(toLength: 12))  \(card.driver.padding(toLength: 10))  \(streams.padding(toLength: 16))  \(card.name)")
+        }
+
         print("\nSound server ALSA's 'default' reaches: \(SoundServer.reached(by: "default")?.description ?? "none (a card or another plugin)")")
         if SoundServer.pipeWireIsRunning {
             print("PipeWire runs: for calls use --device pipewire (or a 'default' that is PipeWire); 'pulse' goes through "
