@@ -239,9 +239,10 @@ public enum AudioSDP {
                                          allowDTX: Bool = true) -> OpusCallConfiguration {
         var c = base
         if remote.codec != .opus {
-            // G.711 and G.722: mono, one rate, no FEC or DTX; only the packet time is the peer's.
+            // G.711 and G.722: mono, one rate, no FEC; DTX only as comfort noise the peer takes
+            // (RFC 3389); only the packet time is the peer's.
             c.inbandFEC = false
-            c.dtx = false
+            c.dtx = allowDTX && base.dtx && remote.comfortNoise != nil
             c.channels = 1
             if let ptime = remote.ptime, OpusCallConfiguration.frameDurationsMs.contains(ptime) { c.frameMilliseconds = ptime }
             return c

@@ -274,8 +274,11 @@ public struct JitterBuffer: ~Copyable {
         stats.comfortNoiseDescriptors += 1
         // Only on the timeline of the source playing: a descriptor needs audio before it.
         guard started, packet.sourceGeneration == generation else { return }
+        // A descriptor that refreshes the silence (RFC 3389 senders repeat them) changes its
+        // level, not where it began: the playout, held where the audio stopped, is already in it.
+        let from = extend(packet.timestamp)
+        if silenceLevel == nil || from < silenceFrom { silenceFrom = from }
         silenceLevel = level
-        silenceFrom = extend(packet.timestamp)
     }
 
     /// Feeds a packet's relative delay to the quantile and to the peak detector.

@@ -2,72 +2,6 @@ public import Platform
 
 public import Opus
 
-/// The header state of one outgoing RTP stream (RFC 3550 section 5.1): SSRC,
-/// sequence number and timestamp, random at the start; the marker on the first
-/// packet of each talk spurt.
-///
-/// Thread safety: a value type; used by the sending thread. Does not allocate.
-public struct RTPPacketizer: Sendable {
-    public let payloadType: UInt8
-    /// Changes only after a collision (RFC 3550 section 8.2, ``RTPSessionState/localSSRC``).
-    public internal(set) var ssrc: UInt32
-    /// The sequence number of the next packet.
-    public private(set) var sequenceNumber: UInt16
-    /// The timestamp of the next packet.
-    public private(set) var timestamp: UInt32
-    /// The next packet starts a talk spurt (the stream's first, or the first after silence not sent).
-    public private(set) var talkSpurtStart = true
-
-    /// Creates a stream; values not given are random.
-    public init(payloadType: UInt8, ssrc: UInt32? = nil, sequenceNumber: UInt16? = nil, timestamp: UInt32? = nil) {
-        var random = SystemRandomNumberGenerator()
-        self.payloadType = payloadType
-        self.ssrc = ssrc ?? UInt32.random(in: 1...UInt32.max, using: &random)
-        self.sequenceNumber = sequenceNumber ?? UInt16.random(in: 0...UInt16.max, using: &random)
-        self.timestamp = timestamp ?? UInt32.random(in: 0...UInt32.max, using: &random)
-    }
-
-    /// Writes the next packet, carrying `payload` that lasts `duration` RTP units, and advances.
-    ///
-    /// - Returns: the datagram's length.
-    public mutating func write(payload: UnsafeRawBufferPointer, duration: Int,
-                               into datagram: UnsafeMutableRawBufferPointer) throws(RTPWriteError) -> Int {
-        let header = RTPHeader(marker: talkSpurtStart, payloadType: payloadType, sequenceNumber: sequenceNumber,
-                               timestamp: timestamp, ssrc: ssrc)
-        let n = try header.write(payload: payload, into: datagram)
-        sequenceNumber &+= 1
-        timestamp &+= UInt32(truncatingIfNeeded: duration)
-        talkSpurtStart = false
-        return n
-    }
-
-    /// Writes a telephone-event packet (RFC 4733) with the next sequence number, the event's
-    /// start `timestamp`, `marker` and `payloadType`; the clock does not move (``skip(duration:)``
-    /// accounts for the frame the event replaces).
-    ///
-    /// - Returns: the datagram's length.
-    public mutating func writeEvent(_ event: TelephoneEvent, timestamp eventTimestamp: UInt32, marker: Bool,
-                                    payloadType eventPayloadType: UInt8,
-                                    into datagram: UnsafeMutableRawBufferPointer) throws(RTPWriteError) -> Int {
-        var payload: (UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0)
-        let n = try withUnsafeMutableBytes(of: &payload) { bytes throws(RTPWriteError) -> Int in
-            event.write(into: bytes)
-            let header = RTPHeader(marker: marker, payloadType: eventPayloadType, sequenceNumber: sequenceNumber,
-                                   timestamp: eventTimestamp, ssrc: ssrc)
-            return try header.write(payload: UnsafeRawBufferPointer(bytes), into: datagram)
-        }
-        sequenceNumber &+= 1
-        return n
-    }
-
-    /// A frame of `duration` RTP units that is not sent (DTX): the clock moves on, the
-    /// sequence number does not, and the next packet starts a talk spurt.
-    public mutating func skip(duration: Int) {
-        timestamp &+= UInt32(truncatingIfNeeded: duration)
-        talkSpurtStart = true
-    }
-}
-
 /// Turns RTCP loss reports into the encoder's expected-loss setting
 /// (`OPUS_SET_PACKET_LOSS_PERC`).
 ///
@@ -128,6 +62,9 @@ public struct RTPAudioEncoder: ~Copyable {
     /// RTP timestamp units one frame advances the clock by, in the codec's clock.
     public let timestampIncrement: Int
     private var lossEstimator: ExpectedLossEstimator
+    /// G.711 and G.722 with DTX and a peer that takes comfort noise: the silences and the
+    /// payload type of their descriptors (``sendComfortNoise(payloadType:)``).
+    private var silence: (suppressor: SilenceSuppressor, payloadType: UInt8)?
 
     /// Creates the encoder. Allocates: call off the real-time thread.
     ///
@@ -157,6 +94,22 @@ public struct RTPAudioEncoder: ~Copyable {
     ///
     /// - Returns: the datagram's length, or 0 for a DTX frame (nothing to send).
     public mutating func encode(_ pcm: UnsafeBufferPointer<Int16>, into datagram: UnsafeMutableRawBufferPointer) throws(CodecError) -> Int {
+        if silence != nil {
+            switch silence!.suppressor.decide(pcm) {
+            case .speech:
+                break
+            case .skip:
+                packetizer.skip(duration: timestampIncrement)
+                return 0
+            case .descriptor(let level):
+                do {
+                    return try packetizer.writeDescriptor(level: level, duration: timestampIncrement,
+                                                          payloadType: silence!.payloadType, into: datagram)
+                } catch {
+                    throw .unsupported("a datagram buffer of \(datagram.count) bytes")
+                }
+            }
+        }
         let n = try encoder.encode(pcm, into: packet)
         if n <= 2 && configuration.dtx && codec == .opus {
             packetizer.skip(duration: timestampIncrement)
@@ -169,6 +122,17 @@ public struct RTPAudioEncoder: ~Copyable {
             throw .unsupported("a datagram buffer of \(datagram.count) bytes")
         }
     }
+
+    /// Sends silences as comfort noise (RFC 3389) under `payloadType`, the one the peer gave
+    /// `CN/8000`: with ``OpusCallConfiguration/dtx`` on and G.711 or G.722 (Opus has DTX of its
+    /// own); otherwise nothing changes. See ``SilenceSuppressor``.
+    public mutating func sendComfortNoise(payloadType: UInt8) {
+        guard configuration.dtx, codec != .opus, configuration.channels == 1 else { return }
+        silence = (SilenceSuppressor(), payloadType)
+    }
+
+    /// Whether silences go as comfort noise (``sendComfortNoise(payloadType:)`` took effect).
+    public var sendsComfortNoise: Bool { silence != nil }
 
     /// Feeds a receiver report's fraction lost (1/256 units) to the encoder's expected
     /// loss (see ``ExpectedLossEstimator``). Does nothing when FEC is off or the codec has none.

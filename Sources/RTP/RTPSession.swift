@@ -242,8 +242,9 @@ public final class RTPSession: Sendable {
     /// - Throws: ``CodecError`` if the codec's configuration is invalid.
     public func makeSender() throws(CodecError) -> RTPSender {
         precondition(!senderMade.exchange(true, ordering: .relaxed), "one sender per session")
-        let encoder = try RTPAudioEncoder(configuration: configuration.opus, codec: configuration.codec,
+        var encoder = try RTPAudioEncoder(configuration: configuration.opus, codec: configuration.codec,
                                          packetizer: RTPPacketizer(payloadType: configuration.payloadType, ssrc: ssrc))
+        if let noise = configuration.comfortNoisePayloadType { encoder.sendComfortNoise(payloadType: noise) }
         var sender = RTPSender(encoder: encoder, socket: rtpSocket, destination: configuration.remoteAddress, state: state)
         sender.outgoing = outgoing
         if let events = configuration.telephoneEvents { sender.sendTelephoneEvents(from: keys, format: events) }

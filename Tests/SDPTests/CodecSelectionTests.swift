@@ -74,10 +74,14 @@ struct CodecSelectionTests {
         #expect(try AudioSDP.stream(in: try Self.description("8")).comfortNoise == nil)
     }
 
-    @Test("G.711 and G.722 send configurations: mono, no FEC or DTX, the peer's packet time")
+    @Test("G.711 and G.722 send configurations: mono, no FEC, DTX only with the peer's comfort noise, the peer's packet time")
     func sendConfiguration() throws {
         let remote = try AudioSDP.stream(in: try Self.description("0", "a=ptime:40\n"))
         let c = AudioSDP.sendConfiguration(OpusCallConfiguration(channels: 2, dtx: true), for: remote)
         #expect(c.channels == 1 && !c.inbandFEC && !c.dtx && c.frameMilliseconds == 40)
+        let noise = try AudioSDP.stream(in: try Self.description("0 13"))
+        #expect(noise.comfortNoise == 13)
+        #expect(AudioSDP.sendConfiguration(OpusCallConfiguration(dtx: true), for: noise).dtx)
+        #expect(!AudioSDP.sendConfiguration(OpusCallConfiguration(dtx: false), for: noise).dtx)
     }
 }

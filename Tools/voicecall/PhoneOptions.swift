@@ -72,6 +72,8 @@ struct PhoneOptions: ParsableArguments {
     var allowClearKeys = false
     @Option(help: "The codecs to offer and accept, best first, comma-separated: opus, g722, pcmu, pcma (default: all four in that order).")
     var codecs: String?
+    @Flag(help: "Send nothing while we are silent: Opus's DTX, or with G.711 and G.722 comfort noise (RFC 3389) to a peer that offered CN.")
+    var dtx = false
     @Flag(help: "Print one JSON object as the last line.") var json = false
 
     enum FileRoom: String, ExpressibleByArgument, Sendable { case none, speakerphone }
@@ -134,6 +136,7 @@ struct PhoneOptions: ParsableArguments {
     /// The transport and codec options as a call configuration's (TLS only when asked for).
     func apply(to configuration: inout CallConfiguration) throws {
         configuration.codecs = try codecList()
+        configuration.codec.dtx = dtx
         configuration.mediaSecurity = MediaSecurityPolicy(encryption: mediaEncryption.value, requirement: srtp.value,
                                                           allowsClearKeys: allowClearKeys)
         configuration.sipTransport = transport.kind
