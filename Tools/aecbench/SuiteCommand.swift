@@ -30,8 +30,10 @@ struct SuiteCommand: ParsableCommand {
     var noPESQ = false
     @Flag(name: .customLong("no-mos"), help: "Skip AECMOS and DNSMOS (Tools/scoring/mos.py).")
     var noMOS = false
-    @Option(help: "Speech folder (default: Tests/Fixtures/speech).")
+    @Option(help: "Speech folder (default: Tests/Fixtures/speech for the tuning set, out/test-speech for the test set).")
     var speech: String?
+    @Option(help: "tuning (the talkers and rooms every decision is made on) or test (other talkers, languages, room and seeds: scored to report; its speech comes from Tools/scoring/test-speech).")
+    var set: BenchSet = .tuning
     @Option(help: "Room model: shoebox (image method, the default) or decaying-noise (exponentially decaying noise).")
     var room: RoomModel = .shoebox
     @Flag(name: .customLong("all-wavs"), help: "Keep every seed's WAVs (default: the first seed's only).")
@@ -85,12 +87,13 @@ struct SuiteCommand: ParsableCommand {
     /// One seed of one scenario: its files (kept for the first seed), then every engine on them.
     func runSeed(_ seedIndex: Int, of suiteScenario: SuiteScenario, engines: [Engine], options: ProcessingOptions,
                  scoring: Bool, listening: Bool, into results: inout SuiteResults, progress: inout Progress) throws {
-        let seed = UInt64(seedIndex + 1)
-        let talkers = SuiteScenario.talkers[seedIndex]
-        let speechDir = speech ?? "\(Repository.root)/Tests/Fixtures/speech"
+        let seed = set.seed(seedIndex)
+        let talkers = set.talkers[seedIndex]
+        let speechDir = speech ?? (set == .tuning ? "\(Repository.root)/Tests/Fixtures/speech" : "\(Repository.root)/out/test-speech")
         let far = try ScenarioFiles.load("\(speechDir)/\(talkers.far)", rate: 16000)
         let near = try ScenarioFiles.load("\(speechDir)/\(talkers.near)", rate: 16000)
         var config = ScenarioConfiguration(seed: seed)
+        set.prepare(&config)
         if room == .decayingNoise { config.room = .decayingNoise(rt60: 0.3) }
         suiteScenario.change(&config)
         let scenario = try Scenario.make(far: far, near: near, configuration: config)

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Simulation
 
 /// One of the standard scenarios: the base call with one thing changed.
@@ -32,6 +33,14 @@ struct SuiteScenario {
             $0.signalToEchoDB = 20
             $0.echoToNoiseDB = 20
         },
+        // Where the chain is weakest: double talk while the clocks drift, a near end much
+        // louder than the echo, and a long reverberant tail.
+        SuiteScenario(name: "driftdt", summary: "base, capture clock 50 ppm fast, near end 6 dB below the echo") {
+            $0.driftPPM = 50
+            $0.signalToEchoDB = -6
+        },
+        SuiteScenario(name: "loudnear", summary: "base, near end 10 dB above the echo (SER +10 dB)") { $0.signalToEchoDB = 10 },
+        SuiteScenario(name: "longtail", summary: "base in a reverberant room (RT60 0.8 s)") { $0.room = .shoebox(rt60: 0.8) },
     ]
 
     /// Far-end and near-end talkers per seed: always two different people.
@@ -40,6 +49,29 @@ struct SuiteScenario {
         ("fr_f_congrats_16k.wav", "en_m_librivox_16k.wav"),
         ("en_f_echotest_16k.wav", "fr_f_congrats_16k.wav"),
     ]
+}
+
+/// Which scenarios a suite runs: the tuning set, on which every decision about the chain is
+/// made, or the test set, scored only to report: other talkers and languages (the far end
+/// narrowband, as from a telephone network), another room size and other seeds.
+enum BenchSet: String, ExpressibleByArgument, Sendable {
+    case tuning, test
+
+    /// Far-end and near-end talkers per seed.
+    var talkers: [(far: String, near: String)] {
+        switch self {
+        case .tuning: SuiteScenario.talkers
+        case .test: [("it_f_menardi.wav", "es_co_f.wav"), ("fr_f_armelle.wav", "es_f_allison.wav"), ("es_co_f.wav", "it_f_menardi.wav")]
+        }
+    }
+
+    /// The seed of seed index `index`: the room's geometry, the noise.
+    func seed(_ index: Int) -> UInt64 { UInt64(index + 1) + (self == .test ? 100 : 0) }
+
+    /// What the set changes in every scenario before the scenario's own change.
+    func prepare(_ configuration: inout ScenarioConfiguration) {
+        if self == .test { configuration.room = .shoebox(rt60: 0.45) }
+    }
 }
 
 /// A target of issues 5 and 20, checked against the suite's medians.
