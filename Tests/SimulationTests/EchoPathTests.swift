@@ -12,8 +12,10 @@ struct EchoPathTests {
     static func fullPath(sampleRate: Int = 16000) -> EchoPathConfiguration {
         let ir = ImpulseResponse.decayingNoise(sampleRate: sampleRate, rt60: 0.05, delay: 0.001, seed: 1)
         let ir2 = ImpulseResponse.decayingNoise(sampleRate: sampleRate, rt60: 0.05, delay: 0.002, seed: 2)
-        return EchoPathConfiguration(sampleRate: sampleRate, impulseResponse: ir, gain: 0.5, bulkDelay: 0.0123,
-                                     nonlinearity: .mild, driftPPM: 80, change: EchoPathChange(time: 0.7, impulseResponse: ir2))
+        var path = EchoPathConfiguration(sampleRate: sampleRate, impulseResponse: ir, gain: 0.5, bulkDelay: 0.0123,
+                                         nonlinearity: .mild, driftPPM: 80, change: EchoPathChange(time: 0.7, impulseResponse: ir2))
+        path.delayMoves = [EchoPathDelayMove(time: 0.3, change: 0.02), EchoPathDelayMove(time: 0.9, change: -0.01)]
+        return path
     }
 
     @Test("Streaming in random blocks equals the offline render, bit for bit")
@@ -88,8 +90,47 @@ struct EchoPathTests {
         #expect(after - before == 0)
     }
 
+    @Test("The delay moves where it is told to, by what it is told")
+    func delayMoves() throws {
+        var config = EchoPathConfiguration(sampleRate: 16000, impulseResponse: [1], bulkDelay: 0.01)
+        config.delayMoves = [EchoPathDelayMove(time: 0.5, change: 0.02), EchoPathDelayMove(time: 1.0, change: -0.015)]
+        let render = Tone.noise(count: 24000, rms: 0.1, seed: 5)
+        let echo = try EchoPath.render(config, signal: render)
+        /// The lag (samples) at which `echo` over `range` best matches `render`.
+        func lag(_ range: Range<Int>) -> Int {
+            (0..<700).max { a, b in
+                let ca = range.reduce(Float(0)) { $0 + echo[$1] * render[$1 - a] }
+                let cb = range.reduce(Float(0)) { $0 + echo[$1] * render[$1 - b] }
+                return ca < cb
+            }!
+        }
+        #expect(lag(1000..<7000) == 160)
+        #expect(lag(9000..<15000) == 480)
+        #expect(lag(17000..<23000) == 240)
+    }
+
+    @Test("Bursts: the first move at 3 s, then every 1.5 to 4 s, the delay 0 to 60 ms above the start; the same for a seed")
+    func bursts() {
+        let moves = EchoPathDelayMove.bursts(duration: 60, seed: 4)
+        #expect(moves == EchoPathDelayMove.bursts(duration: 60, seed: 4))
+        #expect(moves != EchoPathDelayMove.bursts(duration: 60, seed: 5))
+        #expect(moves.first?.time == 3)
+        for (a, b) in zip(moves, moves.dropFirst()) { #expect((1.5...4.0).contains(b.time - a.time)) }
+        var offset = 0.0
+        for move in moves {
+            #expect(move.change != 0)
+            offset += move.change
+            #expect((-1e-9...0.060 + 1e-9).contains(offset))
+        }
+    }
+
     @Test("Invalid paths are rejected")
     func rejectsInvalid() {
+        #expect(throws: EchoPathError.self) {
+            var moving = EchoPathConfiguration(sampleRate: 16000, impulseResponse: [1], bulkDelay: 0.005)
+            moving.delayMoves = [EchoPathDelayMove(time: 1, change: -0.005)]
+            _ = try EchoPath(moving)
+        }
         #expect(throws: EchoPathError.self) { try EchoPath(EchoPathConfiguration(sampleRate: 16000, impulseResponse: [])) }
         #expect(throws: EchoPathError.self) {
             try EchoPath(EchoPathConfiguration(sampleRate: 16000, impulseResponse: [1], bulkDelay: -1))

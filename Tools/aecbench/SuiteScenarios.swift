@@ -41,6 +41,10 @@ struct SuiteScenario {
         },
         SuiteScenario(name: "loudnear", summary: "base, near end 10 dB above the echo (SER +10 dB)") { $0.signalToEchoDB = 10 },
         SuiteScenario(name: "longtail", summary: "base in a reverberant room (RT60 0.8 s)") { $0.room = .shoebox(rt60: 0.8) },
+        // The echo's delay moves within the call, as through `pulse` on pipewire-pulse.
+        SuiteScenario(name: "pulsebursts", summary: "base, the echo's delay moves by 5-60 ms every 1.5-4 s from 3 s on (a stream in bursts)") {
+            $0.delayMoves = EchoPathDelayMove.bursts(duration: $0.duration, seed: $0.seed)
+        },
     ]
 
     /// Far-end and near-end talkers per seed: always two different people.

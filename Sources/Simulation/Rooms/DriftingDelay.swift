@@ -30,12 +30,13 @@ final class DriftingDelay {
     ///   - delay: bulk delay in samples (>= 0).
     ///   - ppm: capture clock minus playback clock, in parts per million.
     ///   - maximumExcursion: how far the drift may move the delay before it slips, in samples.
-    init(delay: Double, ppm: Double, maximumExcursion: Double) {
+    ///   - moves: whether ``move(by:)`` will be called (the delay is then always interpolated).
+    init(delay: Double, ppm: Double, maximumExcursion: Double, moves: Bool = false) {
         precondition(delay >= 0 && delay < 10_000_000, "delay out of range")
         self.maximumExcursion = max(1, maximumExcursion)
         rate = ppm / (1e6 + ppm)
         let whole = delay.rounded()
-        if ppm == 0 && abs(delay - whole) < 1e-9 {
+        if ppm == 0 && !moves && abs(delay - whole) < 1e-9 {
             exact = Int(whole)
             bulkDelay = whole
         } else {
@@ -44,6 +45,10 @@ final class DriftingDelay {
         }
         history = InterpolatingRing(minimumCapacity: Int(bulkDelay + self.maximumExcursion) + SincKernel.taps + 2)
     }
+
+    /// Moves the delay by `samples` at once, from the next sample on (a device whose stream
+    /// runs in bursts).
+    func move(by samples: Double) { slipOffset += samples }
 
     /// The delay in samples that output sample `n` sees.
     func delay(at n: Int) -> Double { bulkDelay + Double(n) * rate + slipOffset }

@@ -24,6 +24,9 @@ public struct EchoPathConfiguration: Sendable, Equatable {
     public var maximumDriftExcursion: Double
     /// Partition size of the convolution in samples (a power of two): bigger is cheaper per sample.
     public var blockSize: Int
+    /// Moves of the delay within the stream, in time order (a device whose stream runs in
+    /// bursts: the echo's delay changes under the canceller); each adds to the delay from then on.
+    public var delayMoves: [EchoPathDelayMove] = []
 
     public init(sampleRate: Int, impulseResponse: [Float], gain: Float = 1, bulkDelay: Double = 0,
                 nonlinearity: LoudspeakerNonlinearity = .none, driftPPM: Double = 0, change: EchoPathChange? = nil,
@@ -37,6 +40,21 @@ public struct EchoPathConfiguration: Sendable, Equatable {
         self.change = change
         self.maximumDriftExcursion = maximumDriftExcursion
         self.blockSize = blockSize
+    }
+}
+
+/// A change of the echo's delay at a given time.
+///
+/// Thread safety: a value type; safe from any thread.
+public struct EchoPathDelayMove: Sendable, Equatable {
+    /// Seconds from the start of the stream.
+    public var time: Double
+    /// Seconds the delay grows by (negative: shrinks).
+    public var change: Double
+
+    public init(time: Double, change: Double) {
+        self.time = time
+        self.change = change
     }
 }
 
@@ -82,6 +100,9 @@ public final class EchoPath {
     private let changedRoom: PartitionedConvolver?
     private let changeSample: Int
     private let delay: DriftingDelay
+    /// The delay moves as (sample, change in samples), and the next one to apply.
+    private let moves: [(sample: Int, samples: Double)]
+    private var nextMove = 0
     private let chunk = 512
     private let driven: UnsafeMutablePointer<Float>
     private let echoed: UnsafeMutablePointer<Float>
@@ -111,7 +132,19 @@ public final class EchoPath {
         }
         changeSample = c.change.map { Int(($0.time * Double(c.sampleRate)).rounded()) } ?? Int.max
         let fs = Double(c.sampleRate)
-        delay = DriftingDelay(delay: c.bulkDelay * fs, ppm: c.driftPPM, maximumExcursion: c.maximumDriftExcursion * fs)
+        moves = c.delayMoves.map { (Int(($0.time * fs).rounded()), $0.change * fs) }
+        var offset = 0.0, widest = 0.0, lowest = 0.0
+        for move in moves {
+            offset += move.samples
+            widest = max(widest, abs(offset))
+            lowest = min(lowest, offset)
+        }
+        guard moves.isEmpty || c.bulkDelay * fs + lowest >= Double(SincKernel.halfTaps) else {
+            throw EchoPathError("the delay moves under \(SincKernel.halfTaps) samples")
+        }
+        // The moves must not count as drift slipping back into range.
+        delay = DriftingDelay(delay: c.bulkDelay * fs, ppm: c.driftPPM,
+                              maximumExcursion: max(c.maximumDriftExcursion * fs, widest + 1), moves: !moves.isEmpty)
         driven = .allocate(capacity: chunk)
         echoed = .allocate(capacity: chunk)
         changed = .allocate(capacity: chunk)
@@ -145,9 +178,24 @@ public final class EchoPath {
                     for i in 0..<n where sampleCount + i >= changeSample { echoed[i] = changed[i] }
                 }
             }
-            delay.process(echoed, output + done, count: n)
+            delayed(count: n, into: output + done)
             sampleCount += n
             done += n
+        }
+    }
+
+    /// Delays the chunk in `echoed` into `output`, moving the delay at the samples it moves at.
+    private func delayed(count n: Int, into output: UnsafeMutablePointer<Float>) {
+        var start = 0
+        while start < n {
+            var end = n
+            if nextMove < moves.count { end = min(n, max(start, moves[nextMove].sample - sampleCount)) }
+            if end > start { delay.process(echoed + start, output + start, count: end - start) }
+            start = end
+            if start < n, nextMove < moves.count, moves[nextMove].sample - sampleCount <= start {
+                delay.move(by: moves[nextMove].samples)
+                nextMove += 1
+            }
         }
     }
 

@@ -45,6 +45,9 @@ public struct ScenarioConfiguration: Sendable, Equatable {
     /// and the noise, still set relative to ``echoLevelDBFS``, so levels compare with the
     /// scenarios that have an echo.
     public var hasEchoPath: Bool
+    /// Moves of the echo's delay during the call (``EchoPathDelayMove``; see
+    /// ``EchoPathDelayMove/bursts(duration:seed:)``); none by default.
+    public var delayMoves: [EchoPathDelayMove] = []
 
     public init(sampleRate: Int = 16000, duration: Double = 20, room: Room = .shoebox(rt60: 0.3), bulkDelay: Double = 0.005,
                 driftPPM: Double = 0, nonlinearity: LoudspeakerNonlinearity = .none, signalToEchoDB: Double = 0,
@@ -156,6 +159,7 @@ public struct Scenario: Sendable {
         var path = EchoPathConfiguration(sampleRate: fs, impulseResponse: ir, bulkDelay: c.bulkDelay,
                                          nonlinearity: c.nonlinearity, driftPPM: c.driftPPM)
         if let t = c.pathChangeTime, let changedIR { path.change = EchoPathChange(time: t, impulseResponse: changedIR) }
+        path.delayMoves = c.delayMoves
         let rawEcho = try EchoPath.render(path, signal: far)
         let rawLevel = SignalLevels.activePower(rawEcho, sampleRate: fs)
         guard rawLevel > 0 else { throw EchoPathError("the echo is silent") }

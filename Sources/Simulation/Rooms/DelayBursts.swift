@@ -1,0 +1,26 @@
+import Platform
+
+extension EchoPathDelayMove {
+    /// The echo's delay as a stream that runs in bursts moves it, modelled on the `pulse` ALSA
+    /// plugin on pipewire-pulse as the project's testbed measured it (Docs/performance.md: the
+    /// stream ran in bursts of up to 80 ms, and the delay it reports wanders by up to 20 ms
+    /// around its median): every 1.5 to 4 s the delay the echo sees takes a new value, 0 to
+    /// 60 ms above where it started, in 5 ms steps, and stays there until the next burst. The
+    /// first move comes after 3 s, so a canceller has converged once before the delay moves.
+    ///
+    /// - Parameters: `duration`: the stream's length in seconds; `seed`: the schedule's seed.
+    /// - Returns: the moves, in time order (each relative to the delay before it).
+    public static func bursts(duration: Double, seed: UInt64) -> [EchoPathDelayMove] {
+        var random = SeededRandom(seed: seed &+ 0x5EED)
+        var moves: [EchoPathDelayMove] = []
+        var time = 3.0, offset = 0.0
+        while time < duration {
+            var next = offset
+            while next == offset { next = Double(random.next() % 13) * 0.005 }
+            moves.append(EchoPathDelayMove(time: time, change: next - offset))
+            offset = next
+            time += 1.5 + Double(random.next() % 2501) / 1000
+        }
+        return moves
+    }
+}
