@@ -123,7 +123,7 @@ let package = Package(
             name: "callbench",
             dependencies: [
                 "ToolSupport", "ALSA", "Opus", "SpeexDSP", "WAV", "AudioAnalysis", "RTP", "AudioIO", "AudioSession", "VoiceCall",
-                "Simulation", "VoiceProcessing", "Platform", "MediaNegotiation",
+                "Simulation", "VoiceProcessing", "Platform", "MediaNegotiation", "SpanDSP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Tools/callbench"

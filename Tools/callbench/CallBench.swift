@@ -6,7 +6,7 @@ import ArgumentParser
 struct CallBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "callbench",
-        abstract: "CallAudio's benchmarks: call cost, the offline pipeline, speech comparison, the codec's ceiling.",
-        subcommands: [CostCommand.self, PipelineCommand.self, CompareCommand.self, CeilingCommand.self]
+        abstract: "CallAudio's benchmarks: call cost, the offline pipeline, speech comparison, the codec's ceiling, the G.711 and G.722 path.",
+        subcommands: [CostCommand.self, PipelineCommand.self, CompareCommand.self, CeilingCommand.self, CodecPathCommand.self]
     )
 }

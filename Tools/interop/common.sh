@@ -64,11 +64,24 @@ wait_for_udp() {
 }
 
 # The checks of a call with baresip, for Tools/interop/srtp and Tools/interop/codecs. They use
-# $voicecall, $callbench, $work, $seconds, $speech (ours, 16 kHz), $other and $other48 (baresip's,
-# 16 kHz and 48 kHz stereo), $pki (test-pki's folder), $pesq (1: score every direction into
-# the array scores), and count into $passed and $failed. baresip_extra: more options for
-# sip-baresip (for example --codec pcmu).
+# $voicecall, $callbench, $work, $seconds, $speech (ours, 16 kHz), $other (baresip's, 16 kHz),
+# $sent and $other48 (what each side sends: make_sent_speech), $pki (test-pki's folder), $pesq (1:
+# score every direction into the array scores), and count into $passed and $failed.
+# baresip_extra: more options for sip-baresip (for example --codec pcmu).
 baresip_extra=()
+# Silence each side sends after its speech. A recording ends with the call, and a call that ends
+# as the speech does leaves the speech's last 60 to 130 ms (the far end's buffers) out of it,
+# which `score` would compare with silence: the call outlasts the speech instead.
+tail_seconds=1
+# make_sent_speech NAME: $sent ($speech, then $tail_seconds of silence) and $other48 ($other the
+# same, as the 48 kHz stereo file sip-baresip takes).
+make_sent_speech() {
+  sent="$work/sent.wav"
+  other48="$work/other48.wav"
+  ffmpeg -nostdin -loglevel error -y -i "$speech" -af "apad=pad_dur=$tail_seconds" -c:a pcm_s16le "$sent" \
+    && ffmpeg -nostdin -loglevel error -y -i "$other" -af "apad=pad_dur=$tail_seconds" -ac 2 -ar 48000 \
+      -c:a pcm_s16le "$other48" || { echo "$1: cannot make the speech the calls send" >&2; exit 2; }
+}
 pass() { echo "PASS $1"; passed=$((passed + 1)); }
 fail() { echo "FAIL $1"; [ -f "${2:-}" ] && sed 's/^/    /' "$2" | tail -8; failed=$((failed + 1)); }
 
@@ -101,7 +114,7 @@ scores=()
 baresip_calls() {
   local n="$1" name="$2" mediaenc="$3" transport="$4" port="$5" target="$6"
   shift 6
-  timeout $((seconds + 40)) "$voicecall" listen --sip "127.0.0.1:$port" --transport "$transport" "$@" --input "$speech" \
+  timeout $((seconds + 40)) "$voicecall" listen --sip "127.0.0.1:$port" --transport "$transport" "$@" --input "$sent" \
     --output "$work/$n-heard.wav" --no-voice-processing --wait 30 --seconds $((seconds + 20)) --json > "$work/$n.log" 2>&1 &
   local listener=$!; pids+=("$listener")
   wait_for "$work/$n.log" "^listening on"
@@ -118,8 +131,8 @@ voicecall_calls() {
     --mediaenc "$mediaenc" "${baresip_extra[@]}" --seconds $((seconds + 10)) --dir "$work/$n-baresip" > "$work/$n.log" 2>&1 &
   local callee=$!; pids+=("$callee")
   wait_for "$work/$n-baresip/baresip.log" "baresip is ready|Listening on"
-  timeout $((seconds + 30)) "$voicecall" call "$target" "$@" --input "$speech" --output "$work/$n-heard.wav" \
-    --no-voice-processing --seconds "$seconds" --json >> "$work/$n.log" 2>&1
+  timeout $((seconds + 30)) "$voicecall" call "$target" "$@" --input "$sent" --output "$work/$n-heard.wav" \
+    --no-voice-processing --seconds $((seconds + tail_seconds)) --json >> "$work/$n.log" 2>&1
   wait "$callee"
   baresip_checks "$name" "$work/$n.log" "$work/$n-heard.wav" "$work/$n-baresip"
 }
