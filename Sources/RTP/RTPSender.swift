@@ -124,7 +124,7 @@ public struct RTPAudioEncoder: ~Copyable {
     }
 
     /// Sends silences as comfort noise (RFC 3389) under `payloadType`, the one the peer gave
-    /// `CN/8000`: with ``OpusCallConfiguration/dtx`` on and G.711 or G.722 (Opus has DTX of its
+    /// `CN/8000`: with `Opus/OpusCallConfiguration/dtx` on and G.711 or G.722 (Opus has DTX of its
     /// own); otherwise nothing changes. See ``SilenceSuppressor``.
     public mutating func sendComfortNoise(payloadType: UInt8) {
         guard configuration.dtx, codec != .opus, configuration.channels == 1 else { return }
