@@ -33,6 +33,8 @@ struct TransportTests {
                 return (a, b, try run(a, b, seconds: seconds, during: during))
             } catch let error as SocketError {
                 lastError = error  // a port in use: try others
+            } catch let RTPSessionError.socket(error) {
+                lastError = error  // the same, as the session reports a socket it cannot bind
             }
         }
         throw lastError!
