@@ -262,6 +262,7 @@ extension CallController {
         s.echoPath = "\(voice.echoPath)"
         s.driftPPM = voice.driftPPM
         s.cancellerResets = voice.cancellerResets
+        s.echoMoves = voice.echoMoves
         s.processingLatencyMs = voice.addedLatencyMs
         s.codecLookaheadMs = media.codecLookaheadMs
         s.xruns = media.engine?.statistics.xruns ?? 0

@@ -38,6 +38,9 @@ public struct CallStatistics: Sendable, Equatable, Codable {
     /// device's delay report put it), a moved loudspeaker, divergence, or drift beyond
     /// interpolation. Each one holds the echo back until the canceller has converged again.
     public var cancellerResets = 0
+    /// Jumps of the echo's delay the canceller's reference followed without a restart (a sound
+    /// server that runs the stream in bursts).
+    public var echoMoves = 0
     /// Delay the voice processing adds to the uplink (resampling, framing), in milliseconds.
     public var processingLatencyMs = 0.0
     /// Delay the Opus encoder adds (its lookahead), in milliseconds.
@@ -76,7 +79,7 @@ public struct CallStatistics: Sendable, Equatable, Codable {
              concealedWithoutLossMs = "concealed_without_loss_ms"
         case jitterBufferDelayMs = "jitter_buffer_delay_ms", jitterBufferTargetMs = "jitter_buffer_target_ms"
         case erleDB = "erle_db", echoDelayMs = "echo_delay_ms", echoPath = "echo_path", driftPPM = "drift_ppm",
-             cancellerResets = "canceller_resets", xruns
+             cancellerResets = "canceller_resets", echoMoves = "echo_moves", xruns
         case processingLatencyMs = "processing_latency_ms", codecLookaheadMs = "codec_lookahead_ms"
         case captureLevelDBFS = "capture_level_dbfs", playbackLevelDBFS = "playback_level_dbfs"
         case route, cpuLoad = "cpu_load", packetsDropped = "packets_dropped"

@@ -30,7 +30,7 @@ final class CancellerHealth {
     private var hasAverage = false
     private var divergentBlocks = 0
     /// Since the last reset: the ERLE average has reached ``convergedERLE``.
-    private var hasConverged = false
+    private(set) var hasConverged = false
     private var sinceReset = (capture: 0.0, output: 0.0, reference: 0.0, blocks: 0)
     /// Capture over reference energy when it converged: the echo's return, with what near-end
     /// speech there was.
@@ -115,6 +115,15 @@ final class CancellerHealth {
         recent = (0, 0, 0)
         recentBlocks = 0
         return collapsedWindows >= collapseWindows
+    }
+
+    /// The reference followed a move of the echo: the windows that saw the filter out of place
+    /// say nothing about it now.
+    func forgetWindows() {
+        divergentBlocks = 0
+        recent = (0, 0, 0)
+        recentBlocks = 0
+        collapsedWindows = 0
     }
 
     /// The canceller starts over: it must converge again before a collapse counts.

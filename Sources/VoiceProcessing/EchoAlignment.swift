@@ -149,6 +149,16 @@ final class EchoAlignment {
         return abs(delay(at: time) - before) > resetMove
     }
 
+    /// Moves the reference by `shift` samples from capture sample `time` on, with the echo (a
+    /// jump `EchoShiftDetector` found), so the canceller's filter fits it again as it was.
+    func follow(shift: Double, at time: Int) {
+        guard fixedDelay == nil else { return }
+        anchorDelay = max(0, delay(at: time) + shift)
+        anchorTime = time
+        if let e = echoDelay { echoDelay = e + shift }
+        candidate = nil
+    }
+
     /// Moves the reference back to where it can be read between samples, if a drift slope is
     /// followed and the reference has come within ``SincKernel/halfTaps`` samples of the
     /// loudspeaker (a negative drift brings it closer over time). A fractional read takes that

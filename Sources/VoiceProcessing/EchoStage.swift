@@ -20,6 +20,8 @@ final class EchoStage {
     private let ring: ReferenceRing
     private let estimator: DelayEstimator?
     private let drift: DriftEstimator?
+    /// Finds the echo's jumps from the canceller's prediction (nil: off, or a fixed delay).
+    private let shifts: EchoShiftDetector?
     let alignment: EchoAlignment
     let health: CancellerHealth
     /// Whether the microphone hears the far end at all: with no echo path, nothing is gated or suppressed.
@@ -41,6 +43,8 @@ final class EchoStage {
     private var lastDelay = 0.0
     /// Canceller restarts so far (divergence, a moved reference, drift beyond interpolation).
     private(set) var resets = 0
+    /// Jumps of the echo followed without a restart so far.
+    var echoMoves: Int { shifts?.moves ?? 0 }
 
     init(configuration c: VoiceProcessingConfiguration, block: Int, canceller: any EchoCanceller, gated: Bool,
          scratch: ProcessingScratch) {
@@ -61,6 +65,8 @@ final class EchoStage {
             estimator = nil
             drift = nil
         }
+        shifts = fixed == nil && t.echoShift.enabled
+            ? EchoShiftDetector(blockSize: block, sampleRate: fp, tuning: t.echoShift) : nil
         // History for the largest delay the estimator can report, plus a period.
         let maxDelay = (fixed ?? 0) + Double(estimator?.maximumMinimumLag ?? 0) + c.maximumEchoDelaySeconds * Double(fp)
         ring = ReferenceRing(span: Int(maxDelay) + 2 * scratch.capacity)
@@ -107,6 +113,7 @@ final class EchoStage {
             && hasEchoPath {
             restartCanceller()
         }
+        followMove(at: n0)
         echoPath.endBlock(farActive: health.isFarActive)
         estimateDelay(at: n0)
     }
@@ -127,12 +134,25 @@ final class EchoStage {
         captureIndex += block
     }
 
+    /// When the echo has jumped (``EchoShiftDetector``), moves the reference with it from the
+    /// next block: the filter fits again as it is, so nothing is reset; the delay estimator's
+    /// average, which still holds the old delay, starts over.
+    private func followMove(at n0: Int) {
+        guard let shifts, hasEchoPath,
+              let move = shifts.push(capture: scratch.blockIn, output: scratch.blockOut,
+                                     farActive: health.isFarActive, cancellerERLE: health.erleDB) else { return }
+        alignment.follow(shift: Double(move), at: n0 + block)
+        estimator?.forgetAverage()
+        health.forgetWindows()
+    }
+
     /// The canceller's filter no longer fits the echo (it diverged, or the reference moved): start
     /// it over, with the echo gate holding the echo back until it has converged again.
     private func restartCanceller() {
         canceller.reset()
         echoGate?.rearm()
         health.reset()
+        shifts?.restart()
         resets += 1
     }
 
@@ -211,6 +231,7 @@ final class EchoStage {
         notch.reset()
         canceller.reset()
         echoGate?.reset()
+        shifts?.restart()
         captureIndex = 0
     }
 }

@@ -31,6 +31,8 @@ public struct VoiceProcessingStatistics: Sendable, Equatable {
     public var otherAudioGain: Float
     /// Times the canceller was reset: realignments, divergence, detected echo-path changes.
     public var cancellerResets: Int
+    /// Jumps of the echo's delay the reference followed without a reset (a stream that runs in bursts).
+    public var echoMoves: Int
     /// Whether the microphone hears the far end: while it is ``EchoPathState/absent`` the near end
     /// is neither gated nor suppressed.
     public var echoPath: EchoPathState
@@ -64,6 +66,7 @@ final class SharedState: Sendable {
     let speakingWhileMuted = Atomic<Bool>(false)
     let otherAudioGain = Atomic<UInt32>(Float(1).bitPattern)
     let resets = Atomic<Int>(0)
+    let echoMoves = Atomic<Int>(0)
     let echoPath = Atomic<UInt8>(EchoPathState.unknown.rawValue)
     let blocks = Atomic<Int>(0)
     let addedLatency = Atomic<UInt64>(0)

@@ -263,4 +263,64 @@ extension VoiceProcessingTuning {
             try checkTuning(absentERLEDB, in: 0...60, "echoPath.absentERLEDB")
         }
     }
+
+    /// The jump detector (`EchoShiftDetector`): finds how far the echo moved from the echo the
+    /// canceller predicts, so the reference follows it without the canceller starting over.
+    ///
+    /// Thread safety: a value type; safe from any thread.
+    public struct EchoShift: Sendable, Equatable, Codable {
+        /// Whether the detector runs at all.
+        public var enabled = true
+        /// The largest move searched, either way, ms.
+        public var maximumShiftMilliseconds = 80.0
+        /// The least move acted on, ms (smaller ones the canceller follows by itself).
+        public var minimumShiftMilliseconds = 1.0
+        /// The time constant of the running correlation, ms.
+        public var averagingMilliseconds = 50.0
+        /// The normalized correlation the moved echo must reach with the prediction, 0 ... 1.
+        public var minimumCorrelation = 0.4
+        /// How many times the correlation where the echo was the moved peak must exceed.
+        public var peakOverCurrent = 1.5
+        /// Blocks in a row the same move must be seen in before the reference follows it.
+        public var confirmBlocks = 2
+        /// How much less the capture must leave once the prediction is moved, over the refining
+        /// window, for the move to be followed, dB: a true move with the filter intact leaves
+        /// far less; a peak the near end made (double talk) leaves about as much.
+        public var minimumGainDB = 6.0
+        /// The full-rate window the move is refined to a sample over, ms.
+        public var refineMilliseconds = 128.0
+        /// The linear stage's ERLE from which its prediction is an echo worth following, dB.
+        public var learningERLEDB = 6.0
+
+        /// The shipped values.
+        public init() {}
+
+        /// The values `decoder` holds; a missing key keeps its shipped value, an unknown one throws.
+        public init(from decoder: any Decoder) throws {
+            self.init()
+            let c = try decoder.tuningContainer(CodingKeys.self)
+            try c.update(&enabled, .enabled)
+            try c.update(&maximumShiftMilliseconds, .maximumShiftMilliseconds)
+            try c.update(&minimumShiftMilliseconds, .minimumShiftMilliseconds)
+            try c.update(&averagingMilliseconds, .averagingMilliseconds)
+            try c.update(&minimumCorrelation, .minimumCorrelation)
+            try c.update(&peakOverCurrent, .peakOverCurrent)
+            try c.update(&confirmBlocks, .confirmBlocks)
+            try c.update(&refineMilliseconds, .refineMilliseconds)
+            try c.update(&minimumGainDB, .minimumGainDB)
+            try c.update(&learningERLEDB, .learningERLEDB)
+        }
+
+        func validate() throws(VoiceProcessingError) {
+            try checkTuning(maximumShiftMilliseconds, in: 1...500, "echoShift.maximumShiftMilliseconds")
+            try checkTuning(minimumShiftMilliseconds, in: 0...maximumShiftMilliseconds, "echoShift.minimumShiftMilliseconds")
+            try checkTuning(averagingMilliseconds, in: 10...10000, "echoShift.averagingMilliseconds")
+            try checkTuning(minimumCorrelation, in: 0...1, "echoShift.minimumCorrelation")
+            try checkTuning(peakOverCurrent, in: 1...100, "echoShift.peakOverCurrent")
+            try checkTuning(confirmBlocks, in: 1...1000, "echoShift.confirmBlocks")
+            try checkTuning(refineMilliseconds, in: 16...1000, "echoShift.refineMilliseconds")
+            try checkTuning(minimumGainDB, in: 0...60, "echoShift.minimumGainDB")
+            try checkTuning(learningERLEDB, in: 0...60, "echoShift.learningERLEDB")
+        }
+    }
 }

@@ -21,6 +21,8 @@ public struct VoiceProcessingTuning: Sendable, Equatable, Codable {
     public var alignment = Alignment()
     /// The echo's delay by cross-correlation (``DelayEstimator``).
     public var delayEstimator = DelayEstimator()
+    /// The echo's jumps, followed without a canceller reset (``EchoShift``).
+    public var echoShift = EchoShift()
     /// The clock drift, from the delay over time (``Drift``).
     public var drift = Drift()
     /// Whether there is an echo path at all (``EchoPath``).
@@ -53,6 +55,7 @@ public struct VoiceProcessingTuning: Sendable, Equatable, Codable {
         let c = try decoder.tuningContainer(CodingKeys.self)
         try c.update(&alignment, .alignment)
         try c.update(&delayEstimator, .delayEstimator)
+        try c.update(&echoShift, .echoShift)
         try c.update(&drift, .drift)
         try c.update(&echoPath, .echoPath)
         try c.update(&cancellerHealth, .cancellerHealth)
@@ -71,6 +74,7 @@ public struct VoiceProcessingTuning: Sendable, Equatable, Codable {
     public func validate() throws(VoiceProcessingError) {
         try alignment.validate()
         try delayEstimator.validate()
+        try echoShift.validate()
         try drift.validate()
         try echoPath.validate()
         try cancellerHealth.validate()

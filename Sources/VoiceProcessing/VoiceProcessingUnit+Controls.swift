@@ -54,6 +54,7 @@ extension VoiceProcessingUnit {
             isBypassed: isBypassed, isInputMuted: isInputMuted, isAGCEnabled: isAGCEnabled, mode: mode,
             otherAudioGain: Float(bitPattern: shared.otherAudioGain.load(ordering: .relaxed)),
             cancellerResets: shared.resets.load(ordering: .relaxed),
+            echoMoves: shared.echoMoves.load(ordering: .relaxed),
             echoPath: EchoPathState(rawValue: shared.echoPath.load(ordering: .relaxed)) ?? .unknown,
             blocksProcessed: shared.blocks.load(ordering: .relaxed),
             addedLatencyMs: (SharedState.load(shared.addedLatency) ?? 0) * 1000)

@@ -146,6 +146,7 @@ public final class VoiceProcessingUnit {
         SharedState.store(alignment.hasSlope ? alignment.slope / (1 - alignment.slope) * 1e6 : nil, shared.drift)
         SharedState.store(echo.health.erleDB, shared.erle)
         shared.resets.store(echo.resets, ordering: .relaxed)
+        shared.echoMoves.store(echo.echoMoves, ordering: .relaxed)
         shared.echoPath.store(echo.echoPath.state.rawValue, ordering: .relaxed)
         shared.voiceActive.store(activity.isNearEndActive, ordering: .relaxed)
         shared.mutedSpeechEvents.store(activity.mutedSpeechEvents, ordering: .relaxed)

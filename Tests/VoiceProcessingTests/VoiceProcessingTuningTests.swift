@@ -31,7 +31,7 @@ struct VoiceProcessingTuningTests {
     @Test("Every part is in the JSON, by its name")
     func partsByName() throws {
         let object = try #require(try JSONSerialization.jsonObject(with: Self.encode(VoiceProcessingTuning())) as? [String: Any])
-        #expect(Set(object.keys) == ["alignment", "delayEstimator", "drift", "echoPath", "cancellerHealth", "gate", "nearEndBands",
+        #expect(Set(object.keys) == ["alignment", "delayEstimator", "echoShift", "drift", "echoPath", "cancellerHealth", "gate", "nearEndBands",
                                     "coherence", "distortionSuppressor", "noiseDepth", "comfortNoise", "postFilter", "activity"])
         let gate = try #require(object["gate"] as? [String: Any])
         #expect(gate["releaseERLEDB"] as? Double == 15)

@@ -13,6 +13,7 @@ struct EngineResult {
     var estimatedDelayMs: Double?
     var estimatedDriftPPM: Double?
     var cancellerResets: Int?
+    var echoMoves: Int?
 }
 
 /// The echo cancellers the bench compares.
@@ -94,7 +95,8 @@ enum Engines {
         let stats = unit.statistics
         return EngineResult(output: micPCM.map { Float($0) / 32768 }, linear: linear.map { Float($0) / 32768 },
                             seconds: elapsed.seconds, estimatedDelayMs: stats.estimatedDelayMs,
-                            estimatedDriftPPM: stats.driftPPM, cancellerResets: stats.cancellerResets)
+                            estimatedDriftPPM: stats.driftPPM, cancellerResets: stats.cancellerResets,
+                            echoMoves: stats.echoMoves)
     }
 
     /// SpeexDSP used directly: the reference is the far end as played, frame by frame.

@@ -37,6 +37,8 @@ struct Metrics: Codable {
     var estimatedDriftPPM: Double?
     var realtimeFactor: Double?
     var cancellerResets: Int?
+    /// Jumps of the echo's delay followed without a canceller reset.
+    var echoMoves: Int?
     /// Full-chain ERLE over time: window end times (s) and values (dB; nil where the echo is
     /// too weak or the near end talks).
     var erleOverTime: [Double?]?
@@ -51,6 +53,7 @@ struct Metrics: Codable {
              aecmosEcho = "aecmos_echo", aecmosDeg = "aecmos_deg", dnsmosSIG = "dnsmos_sig", dnsmosBAK = "dnsmos_bak",
              dnsmosOVRL = "dnsmos_ovrl", estimatedDelayMs = "estimated_delay_ms"
         case estimatedDriftPPM = "estimated_drift_ppm", realtimeFactor = "realtime_factor", cancellerResets = "canceller_resets"
+        case echoMoves = "echo_moves"
         case erleOverTime = "erle_over_time_db", linearERLEOverTime = "linear_erle_over_time_db"
     }
 }

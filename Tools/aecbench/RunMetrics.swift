@@ -10,6 +10,7 @@ extension Metrics {
         estimatedDelayMs = result.estimatedDelayMs
         estimatedDriftPPM = result.estimatedDriftPPM
         cancellerResets = result.cancellerResets
+        echoMoves = result.echoMoves
         realtimeFactor = result.seconds / (Double(result.output.count) / Double(sampleRate))
     }
 

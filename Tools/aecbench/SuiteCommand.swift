@@ -201,13 +201,14 @@ struct SuiteCommand: ParsableCommand {
         ]
         for key in scalars { m[keyPath: key] = med { $0[keyPath: key] } }
         m.cancellerResets = runs.compactMap(\.cancellerResets).map(Double.init).median.map { Int($0.rounded()) }
+        m.echoMoves = runs.compactMap(\.echoMoves).map(Double.init).median.map { Int($0.rounded()) }
         return m
     }
 
     func printTable(_ scenarios: [SuiteScenario], medians: [String: [Engine: Metrics]], engines: [Engine]) {
         func f(_ v: Double?, _ format: String = "%.1f") -> String { v.map { String(format: format, $0) } ?? "-" }
         let header = ["scenario", "engine", "ERLE", "linERLE", "conv_s", "postDT", "recov_s", "PESQ", "PESQ_fs", "STOI", "echoMOS", "degMOS", "OVRL",
-                      "delay_ms", "drift_ppm", "added_ms", "RTF", "resets"]
+                      "delay_ms", "drift_ppm", "added_ms", "RTF", "resets", "moves"]
         var rows: [[String]] = [header]
         for s in scenarios {
             for (i, e) in engines.enumerated() {
@@ -216,7 +217,7 @@ struct SuiteCommand: ParsableCommand {
                              f(m.postDoubleTalkERLEDB), f(m.pathChangeRecoveryS, "%.2f"), f(m.pesq, "%.2f"), f(m.pesqFarSilent, "%.2f"), f(m.stoi, "%.2f"),
                              f(m.aecmosEchoST, "%.2f"), f(m.aecmosDegDT, "%.2f"), f(m.dnsmosOVRL, "%.2f"),
                              f(m.estimatedDelayMs), f(m.estimatedDriftPPM), f(m.addedDelayMs), f(m.realtimeFactor, "%.4f"),
-                             m.cancellerResets.map(String.init) ?? "-"])
+                             m.cancellerResets.map(String.init) ?? "-", m.echoMoves.map(String.init) ?? "-"])
             }
         }
         print("Medians over \(seeds) seed(s); 16 kHz, 20 s, near end 8-14 s (echofree 1-19 s). ERLE in dB over far-end single talk after 2 s; "
