@@ -8,6 +8,7 @@ import RTP
 import SIP
 import Platform
 import VoiceCall
+import VoiceProcessing
 
 /// Where a phone's audio goes: the route asked for at the start of a call.
 enum RouteChoice: String, ExpressibleByArgument, CaseIterable, Sendable {
@@ -75,6 +76,8 @@ struct PhoneOptions: ParsableArguments {
     @Flag(help: "Send nothing while we are silent: Opus's DTX, or with G.711 and G.722 comfort noise (RFC 3389) to a peer that offered CN.")
     var dtx = false
     @Flag(help: "Print one JSON object as the last line.") var json = false
+    @Option(name: .customLong("voice-tuning"), help: "The voice processing's tuning, JSON (`aecbench tuning --print`); missing keys keep their defaults.")
+    var voiceTuning: String?
 
     enum FileRoom: String, ExpressibleByArgument, Sendable { case none, speakerphone }
 
@@ -137,6 +140,11 @@ struct PhoneOptions: ParsableArguments {
     func apply(to configuration: inout CallConfiguration) throws {
         configuration.codecs = try codecList()
         configuration.codec.dtx = dtx
+        if let voiceTuning {
+            configuration.voiceProcessing.tuning = try JSONDecoder().decode(VoiceProcessingTuning.self,
+                                                                           from: Data(contentsOf: URL(fileURLWithPath: voiceTuning)))
+            try configuration.voiceProcessing.tuning.validate()
+        }
         configuration.mediaSecurity = MediaSecurityPolicy(encryption: mediaEncryption.value, requirement: srtp.value,
                                                           allowsClearKeys: allowClearKeys)
         configuration.sipTransport = transport.kind
