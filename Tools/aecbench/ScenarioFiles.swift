@@ -16,6 +16,8 @@ struct ScenarioDescription: Codable {
     var movedLoudspeakerM: [Double]?
     var rirFile: String?
     var bulkDelayMs: Double
+    /// Moves of the echo's delay within the run: [time s, change ms] each (none: absent).
+    var delayMovesMs: [[Double]]?
     var driftPPM: Double
     var nonlinear: String
     var distortionDB: Double?
@@ -35,7 +37,7 @@ struct ScenarioDescription: Codable {
     enum CodingKeys: String, CodingKey {
         case sampleRate = "sample_rate", durationS = "duration_s", room, rt60S = "rt60_s", roomSizeM = "room_size_m"
         case loudspeakerM = "loudspeaker_m", microphoneM = "microphone_m", movedLoudspeakerM = "moved_loudspeaker_m"
-        case rirFile = "rir_file", bulkDelayMs = "bulk_delay_ms", driftPPM = "drift_ppm", nonlinear
+        case rirFile = "rir_file", bulkDelayMs = "bulk_delay_ms", delayMovesMs = "delay_moves_s_ms", driftPPM = "drift_ppm", nonlinear
         case distortionDB = "distortion_db", serDB = "ser_db", enrDB = "enr_db", pathChangeS = "path_change_s"
         case doubleTalkS = "double_talk_s", farSingleTalkS = "far_single_talk_s", echoGain = "echo_gain"
         case hasEchoPath = "echo_path", seed
@@ -59,6 +61,7 @@ struct ScenarioDescription: Codable {
         }
         self.rirFile = rirFile
         bulkDelayMs = c.bulkDelay * 1000
+        delayMovesMs = c.delayMoves.isEmpty ? nil : c.delayMoves.map { [$0.time, $0.change * 1000] }
         driftPPM = c.driftPPM
         nonlinear = c.nonlinearity.rawValue
         distortionDB = s.distortionDB
