@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Simulation
+import SpeexDSP
 import WAV
 
 struct SuiteCommand: ParsableCommand {
@@ -90,7 +91,11 @@ struct SuiteCommand: ParsableCommand {
         let seed = set.seed(seedIndex)
         let talkers = set.talkers[seedIndex]
         let speechDir = speech ?? (set == .tuning ? "\(Repository.root)/Tests/Fixtures/speech" : "\(Repository.root)/out/test-speech")
-        let far = try ScenarioFiles.load("\(speechDir)/\(talkers.far)", rate: 16000)
+        var far = try ScenarioFiles.load("\(speechDir)/\(talkers.far)", rate: 16000)
+        if suiteScenario.narrowbandFar {
+            far = try SpeexResampler.resample(try SpeexResampler.resample(far, from: 16000, to: 8000, quality: 8),
+                                              from: 8000, to: 16000, quality: 8)
+        }
         let near = try ScenarioFiles.load("\(speechDir)/\(talkers.near)", rate: 16000)
         var config = ScenarioConfiguration(seed: seed)
         set.prepare(&config)

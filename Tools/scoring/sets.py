@@ -25,12 +25,12 @@ def rows(path):
         echo = [get(e, "aecmos_echo_st") for e in ("callaudio", "speex", "aec3")]
         deg = [get(e, "aecmos_deg_dt") for e in ("callaudio", "speex", "aec3")]
         checks = []
-        if echo[0] is not None and name != "echofree":
+        if echo[0] is not None and not name.startswith("echofree"):
             ok = echo[0] >= 4.5 and (echo[2] is None or echo[0] >= echo[2] - 0.05)
             checks.append(("echo" if ok else "ECHO"))
         if deg[0] is not None and deg[1] is not None:
             checks.append("deg" if deg[0] >= deg[1] - 0.05 else "DEG")
-        if name == "echofree":
+        if name.startswith("echofree"):
             pesq, silent = get("callaudio", "pesq"), get("callaudio", "pesq_far_silent")
             if pesq is not None and silent is not None:
                 checks.append("pesq" if pesq >= 3.2 and silent - pesq <= 0.3 else "PESQ")
