@@ -136,11 +136,13 @@ final class EchoStage {
 
     /// When the echo has jumped (``EchoShiftDetector``), moves the reference with it from the
     /// next block: the filter fits again as it is, so nothing is reset; the delay estimator's
-    /// average, which still holds the old delay, starts over.
+    /// average, which still holds the old delay, starts over. The detector takes every block, so
+    /// its history has no gap where the echo path was judged absent; only a move with a path is followed.
     private func followMove(at n0: Int) {
-        guard let shifts, hasEchoPath,
+        guard let shifts,
               let move = shifts.push(capture: scratch.blockIn, output: scratch.blockOut,
-                                     farActive: health.isFarActive, cancellerERLE: health.erleDB) else { return }
+                                     farActive: health.isFarActive, cancellerERLE: health.erleDB),
+              hasEchoPath else { return }
         alignment.follow(shift: Double(move), at: n0 + block)
         estimator?.forgetAverage()
         health.forgetWindows()
