@@ -39,7 +39,6 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
     private let controller: CallController
     private let waiters = Mutex<[Waiter]>([])
     let muted = Atomic<Bool>(false)
-    private let response = Mutex<SIPFinalResponse?>(nil)
     /// When the call was made (monotonic nanoseconds), to list calls in order.
     let createdAt = MonotonicClock.nanoseconds()
 
@@ -196,11 +195,6 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
         try await controller.play(source, mix: mix, loops: loops, on: self)
     }
 
-    /// The SIP failure that ended the call, status and reason phrase as the peer (or a proxy)
-    /// sent them: 486 Busy Here, 603 Decline, 404 Not Found, 408 for no answer...; nil for a call
-    /// that ended otherwise (a hang-up, a cancel, a media timeout) or has not ended.
-    public var finalResponse: SIPFinalResponse? { response.withLock { $0 } }
-
     /// Waits until the call has ended and returns why (any number of waiters, independent of ``states``).
     public func ended() async -> CallEndReason {
         guard case let .ended(reason) = await firstState(where: \.isEnded) else { preconditionFailure("not an end") }
@@ -250,8 +244,6 @@ public final class Call: Sendable, Identifiable, CustomStringConvertible {
     }
 
     func keep(_ statistics: CallStatistics) { lastStatistics.withLock { $0 = statistics } }
-
-    func recordFinalResponse(_ response: SIPFinalResponse) { self.response.withLock { $0 = response } }
 
     /// A key the peer pressed.
     func received(_ key: Character) { dtmfContinuation.yield(key) }

@@ -14,7 +14,7 @@ extension CallController {
     @discardableResult
     public nonisolated func register(at registrar: String, expires: Int = 3600) async throws(CallError) -> Int {
         guard let uri = SIPURI(registrar) else { throw .invalidTarget(registrar) }
-        do { return try await userAgent.register(at: uri, expires: expires) } catch { throw .signalling("REGISTER: \(error)") }
+        do { return try await userAgent.register(at: uri, expires: expires) } catch { throw CallError(error, request: "REGISTER") }
     }
 
     /// Where the configuration's account's registration stands now (its changes come as
@@ -23,7 +23,7 @@ extension CallController {
 
     /// Removes the configuration's account's registration.
     public nonisolated func unregister() async throws(CallError) {
-        do { try await userAgent.unregister() } catch { throw .signalling("unREGISTER: \(error)") }
+        do { try await userAgent.unregister() } catch { throw CallError(error, request: "REGISTER") }
     }
 
     /// Adds an account: another identity (a second provider, a second line) that registers

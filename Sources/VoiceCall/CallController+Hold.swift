@@ -125,8 +125,9 @@ extension CallController {
         guard let record = records[call.id], call.state == .incomingRinging else {
             throw .invalidState("only an incoming call that is ringing can be rejected (\(call.state))")
         }
-        try? record.sip?.reject(status: status, reason: reason ?? Self.reasonPhrase(status))
-        end(call.id, .rejected)
+        let response = SIPFinalResponse(status: status, reason: reason ?? Self.reasonPhrase(status))
+        try? record.sip?.reject(status: status, reason: response.reason)
+        end(call.id, .rejected(response))
     }
 
     /// RFC 3261's phrase for the statuses an app declines with, else a generic one.

@@ -67,7 +67,6 @@ extension CallController {
         case let .referDeclined(status, reason):
             finishTransfer(call.id, .failure(.transferFailed(status: status, reason: reason)))
         case let .ended(reason):
-            if case let .failed(status, phrase) = reason { call.recordFinalResponse(SIPFinalResponse(status: status, reason: phrase)) }
             end(call.id, Self.endReason(reason, call))
         }
     }
@@ -144,7 +143,7 @@ extension CallController {
         } catch {
             logger.error("call \(id): cannot start media: \(error)")
             try? records[id]?.sip?.bye()
-            if case .mediaSecurity = error as? CallError { end(id, .notAcceptable) } else { end(id, .failed("\(error)")) }
+            if case .mediaSecurity = error as? CallError { end(id, .notAcceptable(nil)) } else { end(id, .failed("\(error)")) }
         }
     }
 
@@ -192,13 +191,14 @@ extension CallController {
         case let .hungUp(byRemote): return byRemote ? .remoteHangUp : .localHangUp
         case let .cancelled(byRemote): return byRemote ? .remoteCancelled : .cancelled
         case let .failed(status, reason):
+            let response = SIPFinalResponse(status: status, reason: reason)
             switch status {
-            case 486, 600, 603: return .busy
-            case 488, 606: return .notAcceptable
-            case 408, 480: return .noAnswer
-            default: return .failed("\(status) \(reason)")
+            case 486, 600, 603: return .busy(response)
+            case 488, 606: return .notAcceptable(response)
+            case 408, 480: return .noAnswer(response)
+            default: return .refused(response)
             }
-        case .rejected: return .rejected
+        case let .rejected(status): return .rejected(SIPFinalResponse(status: status, reason: reasonPhrase(status)))
         case .shutdown: return .failed("SIP stopped")
         }
     }

@@ -294,7 +294,7 @@ public actor CallController {
             throw error
         } catch {
             try? record.sip?.reject(status: 488, reason: "Not Acceptable Here")
-            end(call.id, .notAcceptable)
+            end(call.id, .notAcceptable(SIPFinalResponse(status: 488, reason: "Not Acceptable Here")))
             throw .media("\(error)")
         }
     }
@@ -308,7 +308,7 @@ public actor CallController {
             try configuration.mediaSecurity.checkOffer(overSecureSignalling: record.sip?.transport == .tls)
         } catch {
             try? record.sip?.reject(status: 488, reason: "Not Acceptable Here")
-            end(call.id, .notAcceptable)
+            end(call.id, .notAcceptable(SIPFinalResponse(status: 488, reason: "Not Acceptable Here")))
             throw .mediaSecurity("\(error)")
         }
         do {
@@ -338,14 +338,16 @@ public actor CallController {
     func reject(_ call: Call) async {
         guard let record = records[call.id], call.state == .incomingRinging else { return }
         try? record.sip?.reject(status: 486, reason: "Busy Here")
-        end(call.id, .rejected)
+        end(call.id, .rejected(SIPFinalResponse(status: 486, reason: "Busy Here")))
     }
 
     func hangUp(_ call: Call) async {
         guard let record = records[call.id] else { return }
         switch call.state {
         case .outgoingRinging: try? record.sip?.cancel(); end(call.id, .cancelled)
-        case .incomingRinging: try? record.sip?.reject(status: 603, reason: "Decline"); end(call.id, .rejected)
+        case .incomingRinging:
+            try? record.sip?.reject(status: 603, reason: "Decline")
+            end(call.id, .rejected(SIPFinalResponse(status: 603, reason: "Decline")))
         case .active, .held:
             try? record.sip?.bye()
             await record.room?.close()

@@ -1,3 +1,5 @@
+import SIP
+
 /// Why a call operation failed.
 ///
 /// Thread safety: a value type; safe to use from any thread.
@@ -12,6 +14,9 @@ public enum CallError: Error, Sendable, Equatable, CustomStringConvertible {
     case media(String)
     /// SIP signalling failed.
     case signalling(String)
+    /// A request of ours got a final error response, as it was sent: a registrar that refused a
+    /// REGISTER (403 Forbidden, 404 Not Found, 423 Interval Too Brief...); `request` is its method.
+    case refused(request: String, response: SIPFinalResponse)
     /// The operation does not apply in the call's state.
     case invalidState(String)
     /// DTMF keys could not be sent (none were).
@@ -34,12 +39,25 @@ public enum CallError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .audioSession(why): "audio session: \(why)"
         case let .media(why): "media: \(why)"
         case let .signalling(why): "signalling: \(why)"
+        case let .refused(request, response): "\(request) refused: \(response)"
         case let .invalidState(why): why
         case let .dtmf(why): "DTMF: \(why)"
         case let .mediaSecurity(why): "media encryption: \(why)"
         case let .transferFailed(status, reason): "transfer failed: \(status) \(reason)"
         case let .conference(why): "conference: \(why)"
         case let .invalidAccount(user, reason): "no account '\(user)': \(reason)"
+        }
+    }
+}
+
+extension CallError {
+    /// `error` from `request`: a final response carried as ``refused(request:response:)``, the
+    /// rest as ``signalling(_:)``.
+    init(_ error: SIPError, request: String) {
+        if case let .rejected(status, reason) = error {
+            self = .refused(request: request, response: SIPFinalResponse(status: status, reason: reason))
+        } else {
+            self = .signalling("\(request): \(error)")
         }
     }
 }

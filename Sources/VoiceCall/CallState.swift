@@ -48,7 +48,10 @@ public enum HoldReason: String, Sendable, Equatable {
     case local
 }
 
-/// Why a call ended.
+/// Why a call ended. A reason that a SIP final response decided carries it, status and reason
+/// phrase as they were sent (``response``).
+///
+/// Thread safety: a value type; safe to use from any thread.
 public enum CallEndReason: Sendable, Equatable, CustomStringConvertible {
     /// We hung up.
     case localHangUp
@@ -58,14 +61,20 @@ public enum CallEndReason: Sendable, Equatable, CustomStringConvertible {
     case cancelled
     /// The peer cancelled before we answered.
     case remoteCancelled
-    /// The peer is busy (486) or declined (603).
-    case busy
-    /// We rejected the call.
-    case rejected
-    /// No codec in common (488).
-    case notAcceptable
-    /// The peer did not answer in time (408 / timeout).
-    case noAnswer
+    /// The peer is busy or declined: its 486 Busy Here, 600 Busy Everywhere or 603 Decline.
+    case busy(SIPFinalResponse)
+    /// We rejected the call, with the response we sent (``Call/reject(status:reason:)``; 603
+    /// Decline when it was hung up while ringing).
+    case rejected(SIPFinalResponse)
+    /// No codec or media encryption in common: the 488 or 606 the peer sent, or the 488 we
+    /// sent; nil when we hung up (BYE) an answer whose encryption we could not accept.
+    case notAcceptable(SIPFinalResponse?)
+    /// The peer did not answer in time: its 408 or 480, or the 408 of our own timeout (no
+    /// response in 64 x T1, or ringing past `SIP/SIPUserAgent/Configuration/ringTimeout`).
+    case noAnswer(SIPFinalResponse)
+    /// Our INVITE got another final response: 404 Not Found, 403 Forbidden, 503 Service
+    /// Unavailable...
+    case refused(SIPFinalResponse)
     /// The audio device failed mid-call (a sound server that died or stalled, a device that
     /// was unplugged) and could not be opened again, with what happened.
     case deviceFailed(String)
@@ -81,16 +90,27 @@ public enum CallEndReason: Sendable, Equatable, CustomStringConvertible {
     /// Any other failure, with what happened.
     case failed(String)
 
+    /// The SIP final response that decided the end, sent or received; nil for an end no
+    /// response carried (a hang-up, a cancel, a media timeout, a device failure).
+    public var response: SIPFinalResponse? {
+        switch self {
+        case let .busy(r), let .rejected(r), let .noAnswer(r), let .refused(r): r
+        case let .notAcceptable(r): r
+        default: nil
+        }
+    }
+
     public var description: String {
         switch self {
         case .localHangUp: "local hang-up"
         case .remoteHangUp: "remote hang-up"
         case .cancelled: "cancelled"
         case .remoteCancelled: "cancelled by the caller"
-        case .busy: "busy"
-        case .rejected: "rejected"
-        case .notAcceptable: "no common codec"
-        case .noAnswer: "no answer"
+        case let .busy(r): "busy (\(r))"
+        case let .rejected(r): "rejected (\(r))"
+        case let .notAcceptable(r): r.map { "no common codec or encryption (\($0))" } ?? "no common encryption"
+        case let .noAnswer(r): "no answer (\(r))"
+        case let .refused(r): "refused (\(r))"
         case let .deviceFailed(why): "audio device failed: \(why)"
         case .mediaTimeout: "no media from the peer"
         case .transferred: "transferred"
@@ -100,7 +120,8 @@ public enum CallEndReason: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// A SIP final response that ended a call (``Call/finalResponse``).
+/// A SIP final response that ended a call (``CallEndReason/response``) or refused a request
+/// (``CallError/refused(request:response:)``).
 ///
 /// Thread safety: a value type; safe to use from any thread.
 public struct SIPFinalResponse: Sendable, Equatable, CustomStringConvertible {

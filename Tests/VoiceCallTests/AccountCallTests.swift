@@ -61,4 +61,18 @@ struct AccountCallTests {
         await shutdown.value
         #expect(bob.registrationState == .unregistered)
     }
+
+    @Test("A registrar's refusal is thrown with its status and phrase: CallError.refused")
+    func aRefusedRegistrationCarriesTheStatus() async throws {
+        let alice = try Phone("alice")
+        await alice.controller.start()
+        let registrar = RawCallee()
+        let registering = Task { () async throws(CallError) -> Int in
+            try await alice.controller.register(at: "sip:127.0.0.1:\(registrar.peer.port)")
+        }
+        registrar.respond(to: try await Self.next(.register, at: registrar), 403, "Forbidden Here")
+        let refusal = SIPFinalResponse(status: 403, reason: "Forbidden Here")
+        await #expect(throws: CallError.refused(request: "REGISTER", response: refusal)) { try await registering.value }
+        await alice.shutdown()
+    }
 }

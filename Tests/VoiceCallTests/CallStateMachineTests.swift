@@ -20,7 +20,7 @@ struct CallStateMachineTests {
         #expect(try CallStateMachine.next(.held(.interrupted), .hold) == .held(.local))
         #expect(try CallStateMachine.next(.held(.local), .interrupted) == .held(.local))
         #expect(try CallStateMachine.next(.held(.local), .resumed) == .active)
-        for state in [CallState.idle, .outgoingRinging, .incomingRinging, .ended(.busy)] {
+        for state in [CallState.idle, .outgoingRinging, .incomingRinging, .ended(.remoteHangUp)] {
             #expect(throws: InvalidCallTransition.self) { _ = try CallStateMachine.next(state, .hold) }
         }
     }
@@ -41,7 +41,7 @@ struct CallStateMachineTests {
     func endsFromAnyLiveState(state: CallState) throws {
         #expect(try CallStateMachine.next(state, .ended(.localHangUp)) == .ended(.localHangUp))
         for event in [CallEvent.dial, .incoming, .answered, .answer, .interrupted, .hold, .resumed, .ended(.localHangUp)] {
-            #expect(throws: InvalidCallTransition.self) { _ = try CallStateMachine.next(.ended(.busy), event) }
+            #expect(throws: InvalidCallTransition.self) { _ = try CallStateMachine.next(.ended(.remoteHangUp), event) }
         }
     }
 

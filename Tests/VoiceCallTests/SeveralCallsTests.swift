@@ -75,8 +75,7 @@ struct SeveralCallsTests {
         let (_, bobWithAlice) = try await alice.call(bob)
         await carol.controller.start()
         let refused = try await carol.controller.dial("sip:bob@\(bob.controller.sipAddress)")
-        #expect(await refused.ended() == .busy)
-        #expect(refused.finalResponse?.status == 486)
+        #expect(await refused.ended() == .busy(SIPFinalResponse(status: 486, reason: "Busy Here")))
         await #expect(throws: CallError.busy) { _ = try await bob.controller.dial("sip:carol@\(carol.controller.sipAddress)") }
         #expect(bobWithAlice.state == .active)
         #expect(await bob.controller.calls.count == 1)
