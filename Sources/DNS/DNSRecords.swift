@@ -24,6 +24,36 @@ public struct DNSServiceRecord: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(priority) \(weight) \(port) \(target)" }
 }
 
+/// One NAPTR record (RFC 3403) as RFC 3263 uses it: which service a domain offers, and the
+/// SRV name (`replacement`) to look up for it.
+///
+/// Thread safety: a value type; safe to use from any thread.
+public struct DNSNamingRecord: Sendable, Hashable, CustomStringConvertible {
+    /// Lower is used first.
+    public var order: UInt16
+    /// Among records of one order, lower is preferred.
+    public var preference: UInt16
+    /// The flags, as sent (`s`: the next lookup is SRV on ``replacement``); letters and digits only.
+    public var flags: String
+    /// The service field (`SIP+D2U`, `SIP+D2T`, `SIPS+D2T`, ...), as sent; printable ASCII only.
+    public var service: String
+    /// The regular expression field, as sent; empty for the records SIP uses.
+    public var regexp: String
+    /// The name to look up next, without its trailing dot; `"."` when there is none (a regexp record).
+    public var replacement: String
+
+    public init(order: UInt16, preference: UInt16, flags: String, service: String, regexp: String = "", replacement: String) {
+        self.order = order
+        self.preference = preference
+        self.flags = flags
+        self.service = service
+        self.regexp = regexp
+        self.replacement = replacement
+    }
+
+    public var description: String { "\(order) \(preference) \"\(flags)\" \"\(service)\" \"\(regexp)\" \(replacement)" }
+}
+
 /// Host-name checks shared by queries and answers.
 enum HostName {
     /// Most records of one answer that are used: a hostile server cannot make a caller do more.

@@ -1,7 +1,7 @@
 public import Platform
 import Synchronization
 
-/// A DNS stub resolver over glibc's libresolv: SRV records and host addresses, asked of the
+/// A DNS stub resolver over glibc's libresolv: NAPTR and SRV records and host addresses, asked of the
 /// machine's name servers or of servers given (a test's dnsmasq).
 ///
 /// Every call blocks until an answer comes or the tries run out: at most about
@@ -81,6 +81,18 @@ public final class DNSResolver: Sendable {
         }
     }
 
+    /// The NAPTR records of `name` (`example.test`), as the server listed them (at most 32;
+    /// records whose fields do not parse, or whose replacement is not a host name, are left out).
+    /// Order them by ``DNSNamingRecord/order`` and ``DNSNamingRecord/preference`` before use.
+    ///
+    /// - Throws: as ``srv(_:)``.
+    public func naptr(_ name: String) throws(DNSError) -> [DNSNamingRecord] {
+        guard HostName.isValid(name) else { throw DNSError.invalidName.asked("NAPTR '\(name)'") }
+        return try state.withLock { (state: inout ResolverState) throws(DNSError) -> [DNSNamingRecord] in
+            try state.query(name, type: RecordType.naptr, parse: ResolverState.namingRecord)
+        }
+    }
+
     /// The numeric addresses of `host`: IPv4 (A) first, then IPv6 (AAAA), without duplicates,
     /// at most 32 of each. A numeric `host` is returned as it is.
     ///
@@ -120,4 +132,16 @@ enum RecordType {
     static let a: Int32 = 1
     static let aaaa: Int32 = 28
     static let srv: Int32 = 33
+    static let naptr: Int32 = 35
+
+    /// The type's name, for error messages.
+    static func name(_ type: Int32) -> String {
+        switch type {
+        case a: "A"
+        case aaaa: "AAAA"
+        case srv: "SRV"
+        case naptr: "NAPTR"
+        default: "type \(type)"
+        }
+    }
 }

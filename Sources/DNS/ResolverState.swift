@@ -35,7 +35,7 @@ struct ResolverState: ~Copyable {
     /// value (nil: unusable, left out).
     mutating func query<T>(_ name: String, type: Int32,
                            parse: (Record) -> T?) throws(DNSError) -> [T] {
-        let what = "\(type == RecordType.srv ? "SRV" : type == RecordType.a ? "A" : "AAAA") \(name)"
+        let what = "\(RecordType.name(type)) \(name)"
         let state = self.state
         // A server's reply header lands here even when res_nquery fails; zeroed, so an old one is never read.
         for i in 0..<12 { answer[i] = 0 }
@@ -124,6 +124,39 @@ struct ResolverState: ~Copyable {
         guard target == "." || HostName.isValid(target) else { return nil }
         return DNSServiceRecord(priority: u16(0), weight: u16(2), port: u16(4), target: target)
     }
+
+    /// A NAPTR record's rdata (RFC 3403 section 4.1): order, preference, three character
+    /// strings (flags, service, regexp), then the replacement, a name that must end inside the
+    /// rdata. Every length is checked against the rdata before it is read.
+    static func namingRecord(_ record: Record) -> DNSNamingRecord? {
+        let rdata = record.rdata
+        guard rdata.count >= 8, let start = rdata.baseAddress else { return nil }
+        var at = 4
+        func characterString(_ allowed: (UInt8) -> Bool) -> String? {
+            guard at < rdata.count else { return nil }
+            let length = Int(rdata[at])
+            guard at + 1 + length <= rdata.count else { return nil }
+            let bytes = rdata[(at + 1)..<(at + 1 + length)]
+            at += 1 + length
+            guard bytes.allSatisfy(allowed) else { return nil }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        let alphanumeric: (UInt8) -> Bool = { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
+        let printable: (UInt8) -> Bool = { (0x21...0x7E).contains($0) }
+        guard let flags = characterString(alphanumeric), let service = characterString(printable),
+              let regexp = characterString(printable), at < rdata.count else { return nil }
+        var name = [CChar](repeating: 0, count: 1025)
+        let used = name.withUnsafeMutableBufferPointer {
+            callaudio_dn_expand(record.message, record.end, start + at, $0.baseAddress, Int32($0.count))
+        }
+        guard used > 0, Int(used) <= rdata.count - at else { return nil }
+        let replacement = HostName.trimmed(String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        guard replacement == "." || HostName.isValid(replacement) else { return nil }
+        return DNSNamingRecord(order: u16(rdata, 0), preference: u16(rdata, 2), flags: flags, service: service,
+                               regexp: regexp, replacement: replacement)
+    }
+
+    private static func u16(_ rdata: UnsafeBufferPointer<UInt8>, _ at: Int) -> UInt16 { UInt16(rdata[at]) << 8 | UInt16(rdata[at + 1]) }
 
     /// An A or AAAA record's rdata as a numeric string.
     static func address(_ record: Record) -> String? {

@@ -101,8 +101,9 @@ public struct CallConfiguration: Sendable {
     /// sent 180 without SDP), until it is answered or ends; a peer's early media (183 with
     /// SDP) is played instead. Nil: silence. The European ringback by default.
     public var ringback: CallTone? = .ringback
-    /// Seconds of the processed uplink to keep for analysis (``CallController/recordedUplink(of:)``); 0: none.
-    public var recordUplinkSeconds: Double = 0
+    /// Seconds of the processed uplink to keep for analysis (`CallController.recordedUplink(of:)`,
+    /// for the demo and the tests); 0: none.
+    package var recordUplinkSeconds: Double = 0
 
     public init(sipAddress: String = "127.0.0.1:5060", userName: String = "callaudio", audio: Audio = .hardware,
                 codec: OpusCallConfiguration = .init(),

@@ -357,8 +357,9 @@ public actor CallController {
         }
     }
 
-    /// The processed uplink of `call` so far, if ``CallConfiguration/recordUplinkSeconds`` asked for it.
-    public func recordedUplink(of call: Call) -> [Int16] {
+    /// The processed uplink of `call` so far, if `CallConfiguration.recordUplinkSeconds` asked
+    /// for it: for the demo and the tests, not the public API (`Call.startRecording(to:)` records a call).
+    package func recordedUplink(of call: Call) -> [Int16] {
         records[call.id]?.media?.recordedUplink ?? finishedUplinks[call.id] ?? []
     }
 

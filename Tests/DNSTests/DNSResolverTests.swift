@@ -26,6 +26,18 @@ struct DNSResolverTests {
         }
     }
 
+    @Test func namingRecordsAsServed() throws {
+        try withTestbed { (resolver: DNSResolver, _: DNSTestbed) throws in
+            let records = try resolver.naptr("example.test")
+            #expect(Set(records) == [
+                DNSNamingRecord(order: 10, preference: 10, flags: "S", service: "SIPS+D2T", replacement: "_sips._tcp.example.test"),
+                DNSNamingRecord(order: 20, preference: 10, flags: "S", service: "SIP+D2T", replacement: "_sip._tcp.example.test"),
+                DNSNamingRecord(order: 30, preference: 10, flags: "S", service: "SIP+D2U", replacement: "_sip._udp.example.test"),
+            ])
+            #expect(throws: DNSError.noData) { try resolver.naptr("sip.example.test") }
+        }
+    }
+
     @Test func addressesIPv4ThenIPv6() throws {
         try withTestbed { (resolver: DNSResolver, _: DNSTestbed) throws in
             #expect(try resolver.addresses(of: "sip2.example.test") == ["127.0.0.1", "::1"])

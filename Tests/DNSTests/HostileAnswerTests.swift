@@ -62,6 +62,23 @@ struct HostileAnswerTests {
         #expect(try server.resolver().addresses(of: "sip.example.test") == ["10.0.0.2"])
     }
 
+    @Test func namingRecordsThatDoNotFitAreLeftOut() throws {
+        let server = try ScriptedServer { query in
+            let good = Reply.naptr(order: 1, flags: "s", service: "SIP+D2U", replacement: [4, 95, 115, 105, 112, 0])  // "_sip."
+            return Reply(query, answers: [
+                .raw(type: 35, rdata: [0, 1, 0, 1, 200, 115]),  // a flags string longer than the rdata
+                .raw(type: 35, rdata: Reply.naptr(order: 2, flags: "s", service: "SIP\u{7}D2U", replacement: [0])),
+                .raw(type: 35, rdata: Reply.naptr(order: 3, flags: "s!", service: "SIP+D2U", replacement: [0])),
+                .raw(type: 35, rdata: [0, 4, 0, 1, 1, 115, 0, 0, 0xFF, 0xFF]),  // a replacement pointing past the message
+                .raw(type: 35, rdata: Reply.naptr(order: 5, flags: "s", service: "SIP+D2U", replacement: [])),  // no name
+                .raw(type: 35, rdata: good),
+            ])
+        }
+        defer { server.stop() }
+        #expect(try server.resolver().naptr("example.test") == [
+            DNSNamingRecord(order: 1, preference: 1, flags: "s", service: "SIP+D2U", replacement: "_sip")])
+    }
+
     static let hasIPv6Loopback = (try? UDPSocket(bindingTo: SocketAddress(host: "::1", port: 0))) != nil
 
     /// An IPv6 name server (glibc keeps those outside `nsaddr_list`); not where ::1 cannot be bound.
@@ -111,6 +128,12 @@ struct Reply {
                 bytes += u16(type) + [0, 1, 0, 0, 0, 60] + u16(UInt16(rdata.count)) + rdata
             }
         }
+    }
+
+    /// NAPTR rdata: order, preference 1, flags, service, an empty regexp, then `replacement` as wire bytes.
+    static func naptr(order: UInt16, flags: String, service: String, replacement: [UInt8]) -> [UInt8] {
+        u16(order) + u16(1) + [UInt8(flags.utf8.count)] + Array(flags.utf8) + [UInt8(service.utf8.count)]
+            + Array(service.utf8) + [0] + replacement
     }
 
     private static func u16(_ v: UInt16) -> [UInt8] { [UInt8(v >> 8), UInt8(v & 0xFF)] }

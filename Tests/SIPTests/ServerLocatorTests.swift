@@ -58,8 +58,15 @@ struct ServerLocatorTests {
     struct TableResolver: SIPNameResolver {
         var services: [String: [DNSServiceRecord]] = [:]
         var hosts: [String: [String]] = [:]
+        var naming: [String: [DNSNamingRecord]] = [:]
         final class Log: Sendable { let names = Mutex<[String]>([]) }
         let log = Log()
+
+        func naptr(_ name: String) throws(DNSError) -> [DNSNamingRecord] {
+            log.names.withLock { $0.append("NAPTR \(name)") }
+            guard let records = naming[name] else { throw .noData }
+            return records
+        }
 
         func srv(_ name: String) throws(DNSError) -> [DNSServiceRecord] {
             log.names.withLock { $0.append(name) }
@@ -111,7 +118,7 @@ struct ServerLocatorTests {
         resolver.hosts["a.example.test"] = ["192.0.2.1"]
         // No _sips._tcp (TLS configured) nor _sip._tcp records: UDP's are used.
         #expect(try locate("sip:bob@example.test", resolver, transports: [.udp, .tcp, .tls]) == ["UDP 192.0.2.1:5070 (example.test)"])
-        #expect(resolver.asked == ["_sips._tcp.example.test", "_sip._tcp.example.test", "_sip._udp.example.test", "a.example.test"])
+        #expect(resolver.asked == ["NAPTR example.test", "_sips._tcp.example.test", "_sip._tcp.example.test", "_sip._udp.example.test", "a.example.test"])
         // An explicit transport asks its own name only; none there: A/AAAA on the default port.
         let explicit = TableResolver(services: resolver.services, hosts: ["example.test": ["192.0.2.9"]])
         #expect(try locate("sip:bob@example.test;transport=tcp", explicit) == ["TCP 192.0.2.9:5060 (example.test)"])
@@ -120,6 +127,56 @@ struct ServerLocatorTests {
         let ported = TableResolver(services: resolver.services, hosts: ["example.test": ["192.0.2.9", "2001:db8::9"]])
         #expect(try locate("sip:bob@example.test:5999", ported) == ["UDP 192.0.2.9:5999 (example.test)", "UDP [2001:db8::9]:5999 (example.test)"])
         #expect(ported.asked == ["example.test"])
+    }
+
+    func naptr(_ order: UInt16, _ preference: UInt16, _ flags: String, _ service: String, _ replacement: String,
+               regexp: String = "") -> DNSNamingRecord {
+        DNSNamingRecord(order: order, preference: preference, flags: flags, service: service, regexp: regexp, replacement: replacement)
+    }
+
+    @Test func namingRecordsChooseTheTransport() throws {
+        var resolver = TableResolver()
+        resolver.naming["example.test"] = [
+            naptr(10, 10, "s", "SIP+D2U", "_sip._udp.example.test"),
+            naptr(10, 5, "S", "sip+d2t", "_sip._tcp.example.test"),  // flags and services are case-insensitive
+            naptr(5, 1, "s", "SIP+D2S", "_sip._sctp.example.test"),  // SCTP: not ours
+            naptr(1, 1, "u", "E2U+sip", ".", regexp: "!^.*$!sip:bob@evil.example!"),  // not a SIP server record
+            naptr(2, 1, "s", "SIPS+D2T", "_sips._tcp.example.test"),  // TLS: not configured here
+        ]
+        resolver.services = ["_sip._udp.example.test": [srv(1, 0, 5070, "u.example.test")],
+                             "_sip._tcp.example.test": [srv(1, 0, 5071, "t.example.test")]]
+        resolver.hosts = ["u.example.test": ["192.0.2.1"], "t.example.test": ["192.0.2.2"]]
+        // Order 10: preference 5 (TCP) before 10 (UDP).
+        #expect(try locate("sip:bob@example.test", resolver) == ["TCP 192.0.2.2:5071 (example.test)"])
+        #expect(resolver.asked == ["NAPTR example.test", "_sip._tcp.example.test", "t.example.test"])
+        // Without TCP, UDP's record.
+        #expect(try locate("sip:bob@example.test", resolver, transports: [.udp]) == ["UDP 192.0.2.1:5070 (example.test)"])
+        // An explicit transport skips NAPTR.
+        let explicit = TableResolver(services: resolver.services, hosts: resolver.hosts, naming: resolver.naming)
+        #expect(try locate("sip:bob@example.test;transport=udp", explicit) == ["UDP 192.0.2.1:5070 (example.test)"])
+        #expect(explicit.asked == ["_sip._udp.example.test", "u.example.test"])
+    }
+
+    @Test func sipsTakesOnlyTLSRecordsAndKeepsTheDomainsIdentity() throws {
+        var resolver = TableResolver()
+        resolver.naming["example.test"] = [naptr(1, 1, "s", "SIP+D2T", "_sip._tcp.example.test"),
+                                           naptr(2, 1, "s", "SIPS+D2T", "_sips._tcp.provider.net")]
+        resolver.services = ["_sip._tcp.example.test": [srv(1, 0, 5060, "t.example.test")],
+                             "_sips._tcp.provider.net": [srv(1, 0, 5061, "edge.provider.net")]]
+        resolver.hosts = ["t.example.test": ["192.0.2.1"], "edge.provider.net": ["192.0.2.7"]]
+        #expect(try locate("sips:bob@example.test", resolver, transports: [.udp, .tcp, .tls]) == ["TLS 192.0.2.7:5061 (example.test)"])
+    }
+
+    @Test func namingRecordsThatLeadNowhereFallBackToOurOwnOrder() throws {
+        var resolver = TableResolver()
+        resolver.naming["example.test"] = [naptr(1, 1, "s", "SIP+D2T", "_sip._tcp.nowhere.test"),
+                                           naptr(2, 1, "s", "SIP+D2U", "_sip._udp.unresolved.test")]
+        resolver.services = ["_sip._udp.unresolved.test": [srv(1, 0, 5060, "gone.test")],
+                             "_sip._udp.example.test": [srv(1, 0, 5090, "u.example.test")]]
+        resolver.hosts = ["u.example.test": ["192.0.2.3"]]
+        #expect(try locate("sip:bob@example.test", resolver) == ["UDP 192.0.2.3:5090 (example.test)"])
+        #expect(resolver.asked == ["NAPTR example.test", "_sip._tcp.nowhere.test", "_sip._udp.unresolved.test", "gone.test",
+                                   "_sip._tcp.example.test", "_sip._udp.example.test", "u.example.test"])
     }
 
     @Test func prioritiesAscendAndTheIdentityIsTheDomain() throws {
@@ -166,10 +223,10 @@ struct ServerLocatorTests {
         resolver.services["_sip._udp.example.test"] = (0..<40).map { srv(UInt16($0), 0, 5060, "h\($0).example.test") }
         for i in 0..<40 { resolver.hosts["h\(i).example.test"] = ["192.0.2.\(i)", "2001:db8::\(i)"] }
         #expect(try locate("sip:bob@example.test", resolver, transports: [.udp]).count == 8)
-        // Targets that never resolve: the queries stop at 16 (one SRV, then seven address lookups of two).
+        // Targets that never resolve: the queries stop at 16 (NAPTR, SRV, then seven address lookups of two).
         let failing = TableResolver(services: ["_sip._udp.example.test": resolver.services["_sip._udp.example.test"]!])
         #expect(throws: SIPLocationError.unresolved(.noSuchName)) { try locate("sip:bob@example.test", failing, transports: [.udp]) }
-        #expect(failing.asked.count == 8)
+        #expect(failing.asked.count == 9)
     }
 
     @Test func duplicatesAndNamesFromTheResolverAreDropped() throws {

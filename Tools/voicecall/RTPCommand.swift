@@ -9,27 +9,27 @@ import Opus
 import RTP
 import WAV
 
-/// `voicecall rtp`: a bare RTP/Opus endpoint (no signalling) for peers such as GStreamer
+/// `voicecall rtp`: a bare RTP endpoint (no signalling) for peers such as GStreamer
 /// and ffmpeg, and the tools around it.
 struct RTPCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rtp",
-        abstract: "A bare RTP endpoint: Opus payload type 96 (opus/48000/2, RFC 7587), no signalling.",
+        abstract: "A bare RTP endpoint: Opus payload type 96 (opus/48000/2, RFC 7587), or G.722, PCMU or PCMA with --codec; no signalling.",
         subcommands: [RTPEndpointCommand.self],
         defaultSubcommand: RTPEndpointCommand.self
     )
 }
 
-/// Sends a WAV file as Opus over RTP in real time and records what it receives.
+/// Sends a WAV file over RTP in real time and records what it receives.
 struct RTPEndpointCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "endpoint",
-        abstract: "Send a WAV file as Opus/RTP (paced) and record what arrives through the jitter buffer.",
+        abstract: "Send a WAV file as RTP (paced) and record what arrives through the jitter buffer.",
         discussion: """
             RTP is received on --local and RTCP on the next port (or the same one with --rtcp-mux); RTP goes \
             to --remote and RTCP to its next port. The first source to send two packets in sequence is locked; \
-            anything else is dropped and counted. The received audio is written as 16-bit mono WAV at the \
-            codec's internal rate (--rate, 16 kHz by default). --loss, --jitter-ms and friends put an \
+            anything else is dropped and counted. The received audio is written as 16-bit mono WAV at \
+            --rate (16 kHz by default). --loss, --jitter-ms and friends put an \
             in-process, seeded impairment relay on the outgoing RTP; --tee sends the same impaired packets \
             to more receivers. The received audio is pulled from the jitter buffer every --period-ms, as a \
             sound card with that period would: periods that divide the packet let the buffer place its \
@@ -52,6 +52,8 @@ struct RTPEndpointCommand: ParsableCommand {
     @Flag(help: "Print one JSON object as the last line.")
     var json = false
 
+    @Option(name: .customLong("codec"), help: "The codec sent and expected: opus, g722, pcmu or pcma (the Opus options apply to opus only; the others are at the codec's rate, resampled from and to --rate).")
+    var codecName = "opus"
     @OptionGroup var codec: OpusCodecOptions
     @Option(help: "Playout period in ms: the audio pulled from the jitter buffer at a time (1 ... 60).")
     var periodMs = 5
@@ -61,8 +63,8 @@ struct RTPEndpointCommand: ParsableCommand {
     var minDelayMs = 0.0
     @Flag(help: "RTP and RTCP on one port (RFC 5761).")
     var rtcpMux = false
-    @Option(help: "The RTP payload type.")
-    var payloadType: UInt8 = 96
+    @Option(name: .customLong("payload-type"), help: "The RTP payload type (default: the codec's static one, 96 for Opus).")
+    var payloadTypeOption: UInt8?
 
     @Option(help: "Impairment relay: random loss of outgoing RTP, in percent.")
     var loss = 0.0
@@ -80,11 +82,17 @@ struct RTPEndpointCommand: ParsableCommand {
     var tee: [String] = []
 
     var opus: OpusCallConfiguration { codec.configuration }
+    var audioCodec: AudioCodec { AudioCodec(rawValue: codecName) ?? .opus }
+    var payloadType: UInt8 { payloadTypeOption ?? audioCodec.staticPayloadType ?? 96 }
     var rate: Int { codec.rate }
     var frameMs: Int { codec.frameMs }
 
     func validate() throws {
         guard payloadType < 128 else { throw ValidationError("--payload-type must be below 128") }
+        guard AudioCodec(rawValue: codecName) != nil else {
+            throw ValidationError("--codec must be one of \(AudioCodec.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        guard sdpOut == nil || audioCodec == .opus else { throw ValidationError("--sdp-out describes Opus only") }
         guard (0...100).contains(loss), (0...100).contains(reorderPercent), (0...100).contains(duplicatePercent) else {
             throw ValidationError("percentages must be in 0...100")
         }
@@ -165,6 +173,7 @@ struct RTPEndpointCommand: ParsableCommand {
     private func makeSession(local: SocketAddress, remote: SocketAddress, relay: ImpairmentRelay?) throws -> RTPSession {
         var config = RTPSessionConfiguration(localAddress: local, remoteAddress: relay?.listenAddress ?? remote,
                                              rtcpMux: rtcpMux, payloadType: payloadType, opus: opus)
+        config.codec = audioCodec
         config.remoteRTCPAddress = rtcpMux ? remote : remote.with(port: remote.port &+ 1)
         return try RTPSession(configuration: config)
     }

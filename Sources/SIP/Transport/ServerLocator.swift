@@ -2,16 +2,23 @@ public import DNS
 public import Platform
 import Glibc
 
-/// The DNS lookups ``SIPServerLocator`` needs: SRV records and a host's numeric addresses.
+/// The DNS lookups ``SIPServerLocator`` needs: NAPTR and SRV records and a host's numeric addresses.
 ///
 /// `DNSResolver` is one; tests give a value that answers from a table.
 ///
 /// Thread safety: conforming types must be safe to call from any thread (they are `Sendable`).
 public protocol SIPNameResolver: Sendable {
+    /// The NAPTR records of `name`, in any order. A resolver without NAPTR lookups (the default
+    /// implementation) throws `DNSError.noData`, and the locator goes on to SRV.
+    func naptr(_ name: String) throws(DNSError) -> [DNSNamingRecord]
     /// The SRV records of `name`, in any order.
     func srv(_ name: String) throws(DNSError) -> [DNSServiceRecord]
     /// The numeric IPv4 and IPv6 addresses of `host`, preferred first.
     func addresses(of host: String) throws(DNSError) -> [String]
+}
+
+extension SIPNameResolver {
+    public func naptr(_ name: String) throws(DNSError) -> [DNSNamingRecord] { throw DNSError.noData }
 }
 
 extension DNSResolver: SIPNameResolver {}
@@ -50,21 +57,25 @@ public enum SIPLocationError: Error, Sendable, Equatable {
     case unresolved(DNSError)
 }
 
-/// Finds the servers to try for a SIP URI: RFC 3263 section 4 without NAPTR (the client's own
-/// transport order instead): SRV records, then A/AAAA.
+/// Finds the servers to try for a SIP URI, as RFC 3263 section 4 says: NAPTR, SRV, then A/AAAA.
 ///
 /// - a numeric host is the server, on the URI's port or the transport's default;
 /// - a host with a port is looked up with A/AAAA only;
-/// - otherwise SRV: `_sips._tcp` for `sips:`, the one for an explicit `transport`, else
-///   `_sips._tcp` (when TLS is among ``transports``), `_sip._tcp`, `_sip._udp` in turn, the
-///   first name with records used; the records sorted by priority and, within one, at random by
-///   weight (RFC 2782), a target `"."` meaning none;
+/// - without a `transport` parameter, the domain's NAPTR records (RFC 3263 section 4.1): those
+///   with flag `s`, no regexp and a service for a transport we have (`SIPS+D2T` TLS, `SIP+D2T`
+///   TCP, `SIP+D2U` UDP; only `SIPS+D2T` for `sips:`), by order then preference; the first
+///   whose replacement has SRV records gives the servers;
+/// - no usable NAPTR record: SRV, `_sips._tcp` for `sips:`, the one for an explicit
+///   `transport`, else `_sips._tcp` (when TLS is among ``transports``), `_sip._tcp`,
+///   `_sip._udp` in turn, the first name with records used;
+/// - SRV records are sorted by priority and, within one, at random by weight (RFC 2782), a
+///   target `"."` meaning none;
 /// - no SRV record at all: A/AAAA on the default port (5060, 5061 for TLS).
 ///
-/// The transport is the URI's `transport` parameter, else TLS for `sips:`, else UDP (TCP when
-/// UDP is not among ``transports``). Work is bounded: at most ``maximumTargets`` targets and
-/// ``maximumQueries`` DNS queries (an SRV lookup counts one, an address lookup two: A and
-/// AAAA), at most 32 SRV records used. Failover (the next target after a timeout or a 503) is
+/// The transport is the URI's `transport` parameter, else the NAPTR record's, else TLS for
+/// `sips:`, else UDP (TCP when UDP is not among ``transports``). Work is bounded: at most
+/// ``maximumTargets`` targets and ``maximumQueries`` DNS queries (a NAPTR or SRV lookup counts
+/// one, an address lookup two: A and AAAA), at most 32 NAPTR and 32 SRV records used. Failover (the next target after a timeout or a 503) is
 /// the caller's: the list is in the order to try.
 ///
 /// ``locate(_:)`` blocks while DNS answers (each query up to the resolver's timeout × attempts):
@@ -114,19 +125,23 @@ public struct SIPServerLocator: Sendable {
         if let port = uri.port {
             return try search.addressTargets(of: uri.host, port: port, transport: fallback)
         }
+        if uri.transport == nil, let targets = search.namingTargets(secure: secure, using: &random) { return targets }
         let candidates = fixed.map { [$0] } ?? [SIPTransportKind.tls, .tcp, .udp].filter { transports.contains($0) }
         for transport in candidates {
             let name = "\(transport.serviceLabels).\(uri.host)"
-            guard let records = search.serviceRecords(name), !records.isEmpty else { continue }
-            let usable = records.prefix(32).filter { !$0.isNoService }
-            guard !usable.isEmpty else { throw .serviceUnavailable(name) }
-            for record in Self.ordered(Array(usable), using: &random) where !search.isFull {
-                search.addTargets(of: record.target, port: record.port, transport: transport)
-            }
-            guard !search.targets.isEmpty else { throw .unresolved(search.lastError ?? .noData) }
-            return search.targets
+            if let targets = try search.serviceTargets(name, transport: transport, using: &random) { return targets }
         }
         return try search.addressTargets(of: uri.host, port: fallback.defaultPort, transport: fallback)
+    }
+
+    /// The transport a NAPTR service field names for SIP (RFC 3263 section 4.1), if we know it.
+    static func transport(forService service: String) -> SIPTransportKind? {
+        switch service.uppercased() {
+        case "SIPS+D2T": .tls
+        case "SIP+D2T": .tcp
+        case "SIP+D2U": .udp
+        default: nil
+        }
     }
 
     /// SRV records in the order to try (RFC 2782): ascending priority; within a priority, each
@@ -184,6 +199,44 @@ private struct Search {
             lastError = error
             return nil
         }
+    }
+
+    /// The NAPTR records of `hostName` for the transports we have (only TLS when `secure`), by
+    /// order then preference; the first whose SRV name gives servers wins. Nil when none does:
+    /// the caller goes on with its own SRV names.
+    mutating func namingTargets(secure: Bool, using random: inout some RandomNumberGenerator) -> [SIPServerTarget]? {
+        guard queries + 1 <= locator.maximumQueries else { return nil }
+        queries += 1
+        let records: [DNSNamingRecord]
+        do { records = try locator.resolver.naptr(hostName) } catch {
+            lastError = error
+            return nil
+        }
+        let usable = records.prefix(32).compactMap { record -> (DNSNamingRecord, SIPTransportKind)? in
+            guard record.flags.lowercased() == "s", record.regexp.isEmpty, record.replacement != ".",
+                  let transport = SIPServerLocator.transport(forService: record.service),
+                  locator.transports.contains(transport), !secure || transport == .tls else { return nil }
+            return (record, transport)
+        }.sorted { ($0.0.order, $0.0.preference) < ($1.0.order, $1.0.preference) }
+        for (record, transport) in usable where !isFull {
+            // A replacement that offers nothing, or whose servers do not resolve: the next record.
+            if let targets = try? serviceTargets(record.replacement, transport: transport, using: &random) { return targets }
+        }
+        return nil
+    }
+
+    /// The servers the SRV records of `name` give, in the order to try; nil when the name has
+    /// no SRV record.
+    mutating func serviceTargets(_ name: String, transport: SIPTransportKind,
+                                 using random: inout some RandomNumberGenerator) throws(SIPLocationError) -> [SIPServerTarget]? {
+        guard let records = serviceRecords(name), !records.isEmpty else { return nil }
+        let usable = records.prefix(32).filter { !$0.isNoService }
+        guard !usable.isEmpty else { throw .serviceUnavailable(name) }
+        for record in SIPServerLocator.ordered(Array(usable), using: &random) where !isFull {
+            addTargets(of: record.target, port: record.port, transport: transport)
+        }
+        guard !targets.isEmpty else { throw .unresolved(lastError ?? .noData) }
+        return targets
     }
 
     /// Appends the addresses of `host` on `port`; skips duplicates and what is not numeric.
