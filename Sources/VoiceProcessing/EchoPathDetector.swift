@@ -36,8 +36,10 @@ public enum EchoPathState: UInt8, Sendable, Equatable {
 ///   far-end activity, with the canceller removing less than 3 dB;
 /// - a hop in between changes nothing (and restarts the count towards absent).
 ///
-/// Once an echo has been seen, absent needs far more: 10 s of far-end
-/// activity without a peak. A weak echo under a much louder talker lowers the peak for as long
+/// Once the canceller has removed 10 dB of an echo, absent needs far more: 10 s of far-end
+/// activity without a peak. A peak alone does not earn that wait: two voices lined up by chance
+/// at z 10 (`aecbench`'s `echofreeswap`), and with it the path stayed present for a whole
+/// echo-free call, MDF diverging on the talker and each reset holding the talker back again. A weak echo under a much louder talker lowers the peak for as long
 /// as the double talk lasts (a headset's leak under a talker 20 dB louder: z-scores of 6 to 11
 /// over 6 s), and judging it absent there let the echo through at the end of the double talk
 /// (`aecbench suite`'s `headset`: ERLE after double talk 23.0 → 6.4 dB). An echo path that
@@ -80,9 +82,12 @@ final class EchoPathDetector {
     /// Takes one delay-estimator measurement and the canceller's current linear ERLE (dB, nil
     /// before any far-end activity).
     func hop(confidence: Double, cancellerERLE: Double?) {
-        if confidence >= tuning.presentZScore || (cancellerERLE ?? 0) >= tuning.presentERLEDB {
+        let removed = (cancellerERLE ?? 0) >= tuning.presentERLEDB
+        if confidence >= tuning.presentZScore || removed {
             state = .present
-            hasSeenEcho = true
+            // A peak alone may be two voices lining up by chance: only an echo the canceller
+            // can remove earns the long wait before absent.
+            if removed || tuning.peakConfirmsEcho { hasSeenEcho = true }
             lowHops = 0
             farBlocks = 0
             return

@@ -43,8 +43,9 @@ final class EchoStage {
     private var lastDelay = 0.0
     /// Canceller restarts so far (divergence, a moved reference, drift beyond interpolation).
     private(set) var resets = 0
-    /// Jumps of the echo followed without a restart so far.
-    var echoMoves: Int { shifts?.moves ?? 0 }
+    /// Jumps of the echo followed without a restart so far (one seen while there is no echo
+    /// path is not followed, and not counted).
+    private(set) var echoMoves = 0
 
     init(configuration c: VoiceProcessingConfiguration, block: Int, canceller: any EchoCanceller, gated: Bool,
          scratch: ProcessingScratch) {
@@ -143,6 +144,7 @@ final class EchoStage {
               let move = shifts.push(capture: scratch.blockIn, output: scratch.blockOut,
                                      farActive: health.isFarActive, cancellerERLE: health.erleDB),
               hasEchoPath else { return }
+        echoMoves += 1
         alignment.follow(shift: Double(move), at: n0 + block)
         estimator?.forgetAverage()
         health.forgetWindows()

@@ -238,6 +238,10 @@ extension VoiceProcessingTuning {
         public var absentFarSecondsAfterEcho = 10.0
         /// Linear ERLE under which the canceller removes nothing (absent allowed), dB.
         public var absentERLEDB = 3.0
+        /// Whether a peak alone counts as an echo seen (after which absent needs
+        /// ``absentFarSecondsAfterEcho``). False: only the canceller removing ``presentERLEDB``
+        /// does, since two talkers' voices can peak by chance; a peak still makes it present.
+        public var peakConfirmsEcho = false
 
         /// The shipped values.
         public init() {}
@@ -252,6 +256,7 @@ extension VoiceProcessingTuning {
             try c.update(&absentFarSeconds, .absentFarSeconds)
             try c.update(&absentFarSecondsAfterEcho, .absentFarSecondsAfterEcho)
             try c.update(&absentERLEDB, .absentERLEDB)
+            try c.update(&peakConfirmsEcho, .peakConfirmsEcho)
         }
 
         func validate() throws(VoiceProcessingError) {

@@ -34,14 +34,36 @@ struct EchoPathDetectorTests {
         Self.hop(d, confidence: 8)  // something may be there
         for _ in 0..<(VoiceProcessingTuning.EchoPath().absentHops - 1) { Self.hop(d, confidence: 4) }
         #expect(d.state == .present)
-        // Once an echo was seen, a weak one under a loud talker must not be dropped: 10 s of
-        // far-end activity without a peak first.
+        // Once the canceller has removed an echo, a weak one under a loud talker must not be
+        // dropped: 10 s of far-end activity without a peak first.
+        Self.hop(d, confidence: 4, erle: 12)
         for _ in 0..<60 { Self.hop(d, confidence: 4) }
         #expect(d.state == .present)
         for _ in 0..<30 { Self.hop(d, confidence: 4) }
         #expect(d.state == .absent)
         Self.hop(d, confidence: 4, erle: 12)
         #expect(d.state == .present)
+    }
+
+    @Test("A peak the canceller never confirms (two voices lined up by chance) is dropped after the short rule")
+    func aPeakAloneIsNotAnEchoSeen() {
+        let d = EchoPathDetector(blockSize: Self.frame, sampleRate: Self.rate)
+        for c in [10.1, 10.3, 9.7] { Self.hop(d, confidence: c, erle: 0.1) }
+        #expect(d.state == .present)
+        for _ in 0..<VoiceProcessingTuning.EchoPath().absentHops { Self.hop(d, confidence: 4, erle: 0.1) }
+        #expect(d.state == .absent)
+        // A chance peak later changes nothing; a peak as strong as an echo's makes it present again.
+        Self.hop(d, confidence: 7.2)
+        #expect(d.state == .absent)
+        Self.hop(d, confidence: 12)
+        #expect(d.state == .present)
+        // As it was: with peakConfirmsEcho a peak alone earns the long wait.
+        var tuning = VoiceProcessingTuning.EchoPath()
+        tuning.peakConfirmsEcho = true
+        let old = EchoPathDetector(blockSize: Self.frame, sampleRate: Self.rate, tuning: tuning)
+        Self.hop(old, confidence: 10.1, erle: 0.1)
+        for _ in 0..<20 { Self.hop(old, confidence: 4, erle: 0.1) }
+        #expect(old.state == .present)
     }
 
     @Test("No verdict without far-end speech, nor while the canceller removes something")

@@ -89,7 +89,8 @@ struct SuiteCommand: ParsableCommand {
     func runSeed(_ seedIndex: Int, of suiteScenario: SuiteScenario, engines: [Engine], options: ProcessingOptions,
                  scoring: Bool, listening: Bool, into results: inout SuiteResults, progress: inout Progress) throws {
         let seed = set.seed(seedIndex)
-        let talkers = set.talkers[seedIndex]
+        let pair = set.talkers[seedIndex]
+        let talkers = suiteScenario.swapsTalkers ? (far: pair.near, near: pair.far) : pair
         let speechDir = speech ?? (set == .tuning ? "\(Repository.root)/Tests/Fixtures/speech" : "\(Repository.root)/out/test-speech")
         var far = try ScenarioFiles.load("\(speechDir)/\(talkers.far)", rate: 16000)
         if suiteScenario.narrowbandFar {

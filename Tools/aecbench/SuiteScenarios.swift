@@ -7,6 +7,8 @@ struct SuiteScenario {
     var summary: String
     /// Whether the far end is narrowband, as from the telephone network: through 8 kHz and back.
     var narrowbandFar = false
+    /// Whether each seed's far-end talker talks at the near end and the near-end one at the far end.
+    var swapsTalkers = false
     var change: @Sendable (inout ScenarioConfiguration) -> Void
 
     /// 20 s at 16 kHz; the far end talks throughout, the near end from 8 to 14 s unless said.
@@ -31,6 +33,12 @@ struct SuiteScenario {
         // what it does to the near end depends on the far end's band.
         SuiteScenario(name: "echofreenb", summary: "echofree with a narrowband far end (through 8 kHz and back)",
                       narrowbandFar: true) {
+            $0.hasEchoPath = false
+            $0.doubleTalk = 1..<19
+        },
+        // The same with each seed's talkers in each other's place: other pairs of voices, whose
+        // whitened spectra can line up by chance into a peak an echo would give.
+        SuiteScenario(name: "echofreeswap", summary: "echofree with the far and near talkers swapped", swapsTalkers: true) {
             $0.hasEchoPath = false
             $0.doubleTalk = 1..<19
         },
