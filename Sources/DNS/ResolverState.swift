@@ -113,16 +113,22 @@ struct ResolverState: ~Copyable {
     /// dn_expand follows pointers and refuses loops; the name must end inside the rdata).
     static func serviceRecord(_ record: Record) -> DNSServiceRecord? {
         let rdata = record.rdata
-        guard rdata.count >= 7, let start = rdata.baseAddress else { return nil }
-        func u16(_ at: Int) -> UInt16 { UInt16(rdata[at]) << 8 | UInt16(rdata[at + 1]) }
+        guard rdata.count >= 7, let target = hostName(in: record, at: 6) else { return nil }
+        return DNSServiceRecord(priority: u16(rdata, 0), weight: u16(rdata, 2), port: u16(rdata, 4), target: target)
+    }
+
+    /// The name at `offset` in `record`'s rdata, without its trailing dot: `"."` or a host name
+    /// that ends inside the rdata (dn_expand follows compression pointers and refuses loops);
+    /// nil otherwise.
+    private static func hostName(in record: Record, at offset: Int) -> String? {
+        guard offset < record.rdata.count, let start = record.rdata.baseAddress else { return nil }
         var name = [CChar](repeating: 0, count: 1025)
         let used = name.withUnsafeMutableBufferPointer {
-            callaudio_dn_expand(record.message, record.end, start + 6, $0.baseAddress, Int32($0.count))
+            callaudio_dn_expand(record.message, record.end, start + offset, $0.baseAddress, Int32($0.count))
         }
-        guard used > 0, Int(used) <= rdata.count - 6 else { return nil }
-        let target = HostName.trimmed(String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-        guard target == "." || HostName.isValid(target) else { return nil }
-        return DNSServiceRecord(priority: u16(0), weight: u16(2), port: u16(4), target: target)
+        guard used > 0, Int(used) <= record.rdata.count - offset else { return nil }
+        let text = HostName.trimmed(String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        return text == "." || HostName.isValid(text) ? text : nil
     }
 
     /// A NAPTR record's rdata (RFC 3403 section 4.1): order, preference, three character
@@ -130,7 +136,7 @@ struct ResolverState: ~Copyable {
     /// rdata. Every length is checked against the rdata before it is read.
     static func namingRecord(_ record: Record) -> DNSNamingRecord? {
         let rdata = record.rdata
-        guard rdata.count >= 8, let start = rdata.baseAddress else { return nil }
+        guard rdata.count >= 8 else { return nil }
         var at = 4
         func characterString(_ allowed: (UInt8) -> Bool) -> String? {
             guard at < rdata.count else { return nil }
@@ -144,14 +150,7 @@ struct ResolverState: ~Copyable {
         let alphanumeric: (UInt8) -> Bool = { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
         let printable: (UInt8) -> Bool = { (0x21...0x7E).contains($0) }
         guard let flags = characterString(alphanumeric), let service = characterString(printable),
-              let regexp = characterString(printable), at < rdata.count else { return nil }
-        var name = [CChar](repeating: 0, count: 1025)
-        let used = name.withUnsafeMutableBufferPointer {
-            callaudio_dn_expand(record.message, record.end, start + at, $0.baseAddress, Int32($0.count))
-        }
-        guard used > 0, Int(used) <= rdata.count - at else { return nil }
-        let replacement = HostName.trimmed(String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-        guard replacement == "." || HostName.isValid(replacement) else { return nil }
+              let regexp = characterString(printable), let replacement = hostName(in: record, at: at) else { return nil }
         return DNSNamingRecord(order: u16(rdata, 0), preference: u16(rdata, 2), flags: flags, service: service,
                                regexp: regexp, replacement: replacement)
     }
