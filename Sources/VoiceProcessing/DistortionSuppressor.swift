@@ -15,6 +15,11 @@ import Platform
 /// with noise filled back to each band's floor of the last second (the numbers are
 /// ``VoiceProcessingTuning/DistortionSuppressor``'s defaults).
 ///
+/// Two margins, as AEC3's suppressor has a normal and a near-end tuning: where the near end
+/// dominates (the output stands 8 dB over the residual the broadband leak expects, and 0.25 s
+/// after) the margin above; elsewhere ``VoiceProcessingTuning/DistortionSuppressor/echoAloneMargin``,
+/// which may take a band's residual under the broadband leak too.
+///
 /// It learns only in echo alone: blocks whose capture is 10 dB over the canceller's output. A
 /// leak learned through double talk takes the near end for residual (a prototype that learned
 /// always cost held-out double talk in 21 runs of 24); learned in echo alone, a band that holds
@@ -57,8 +62,12 @@ final class DistortionSuppressor {
     private var random = SeededRandom(seed: 0xD1B5_4A32_D192_ED03)
     private let heldDecay, covarianceRate, meanRate, smoothing: Double
     private let warmBlocks: Int
-    /// The gain's rule (``suppression(output:)``), as the tuning gives it.
-    private let margin, overestimate, minimumGain: Double
+    /// The gain's rule (``suppression(output:broadband:margin:)``), as the tuning gives it.
+    private let margin, echoAloneMargin, overestimate, minimumGain: Double
+    /// Near-end dominance: output over expected residual, the hold, and what is left of it.
+    private let nearEndRatio: Double
+    private let nearEndHoldBlocks: Int
+    private var nearEndLeft = 0
     /// Capture over the canceller's output for a block to count as echo alone.
     private let echoAloneRatio: Double
     /// The least echo estimate (power, full scale 32768) a block learns from.
@@ -73,7 +82,9 @@ final class DistortionSuppressor {
         meanRate = 1 - Math.pow(t.meanSmoothing, per10)
         warmBlocks = Int((t.warmUpSeconds * 100 / per10).rounded())
         smoothing = 1 - Math.pow(t.gainSmoothing, 16000 / Double(sampleRate))
-        (margin, overestimate, minimumGain) = (t.margin, t.overestimate, t.minimumGain)
+        (margin, echoAloneMargin, overestimate, minimumGain) = (t.margin, t.echoAloneMargin, t.overestimate, t.minimumGain)
+        nearEndRatio = t.nearEndRatio
+        nearEndHoldBlocks = Int((t.nearEndHoldSeconds * 100 / per10).rounded())
         echoAloneRatio = t.echoAloneRatio
         activePower = t.activePower * 32768 * 32768
         let split = BandSplit(sampleRate: sampleRate)
@@ -130,18 +141,30 @@ final class DistortionSuppressor {
         echoSplit.split(signal, count: blockSize, into: bandsB)
         let n = Double(blockSize)
         var output = InlineArray<7, Double>(repeating: 0), echo = output
-        var echoPower = 0.0
+        var echoPower = 0.0, outputPower = 0.0, heldPower = 0.0
         for b in 0..<BandSplit.count {
             output[b] = Self.energy(bandsA + b * blockSize, blockSize) / n
             echo[b] = Self.energy(bandsB + b * blockSize, blockSize) / n
             echoPower += echo[b]
+            outputPower += output[b]
             echoHeld[b] = max(echo[b], heldDecay * echoHeld[b])
+            heldPower += echoHeld[b]
         }
         if echoPower > activePower && capturePower > echoAloneRatio * linearPower {
             learn(output: output, echo: echo)
         }
+        let broadband = broadbandLeak()
+        // The near end dominates where the output stands well over the residual the broadband
+        // leak expects: there the gentler margin keeps the talker whole.
+        if outputPower > nearEndRatio * broadband * heldPower {
+            nearEndLeft = nearEndHoldBlocks
+        } else if nearEndLeft > 0 {
+            nearEndLeft -= 1
+        }
         gains = nextGains
-        nextGains = learned < warmBlocks ? InlineArray(repeating: 1) : suppression(output: output)
+        nextGains = learned < warmBlocks
+            ? InlineArray(repeating: 1)
+            : suppression(output: output, broadband: broadband, margin: nearEndLeft > 0 ? margin : echoAloneMargin)
     }
 
     /// One echo-alone block into each band's leak (SpeexDSP's rule for its broadband one).
@@ -156,17 +179,22 @@ final class DistortionSuppressor {
         learned += 1
     }
 
-    /// The gains for a block whose linear output has these band powers.
-    private func suppression(output: InlineArray<7, Double>) -> InlineArray<5, Double> {
+    /// The leak over all seven bands, as SpeexDSP's broadband one.
+    private func broadbandLeak() -> Double {
         var covarianceSum = 0.0, varianceSum = 0.0
         for b in 0..<BandSplit.count {
             covarianceSum += covariance[b]
             varianceSum += variance[b]
         }
-        let broadband = min(max(covarianceSum / max(varianceSum, 1e-30), 0), 1)
-        return InlineArray { b in
+        return min(max(covarianceSum / max(varianceSum, 1e-30), 0), 1)
+    }
+
+    /// The gains for a block whose linear output has these band powers: each band's leak in
+    /// excess of `margin` times the broadband one.
+    private func suppression(output: InlineArray<7, Double>, broadband: Double, margin: Double) -> InlineArray<5, Double> {
+        InlineArray { b in
             let leak = min(max(self.covariance[b] / max(self.variance[b], 1e-30), 0), 1)
-            let residual = max(0, leak - self.margin * broadband) * self.echoHeld[b]
+            let residual = max(0, leak - margin * broadband) * self.echoHeld[b]
             return min(max(1 - self.overestimate * residual / max(output[b], 1e-30), self.minimumGain), 1)
         }
     }
@@ -230,6 +258,7 @@ final class DistortionSuppressor {
         variance = InlineArray(repeating: 1e-30)
         (gains, nextGains, smoothed) = (ones, ones, ones)
         learned = 0
+        nearEndLeft = 0
         historyIndex = 0
         historyCount = 0
     }

@@ -25,6 +25,14 @@ extension VoiceProcessingTuning {
         public var overestimate = 3.0
         /// ... which goes no lower than this (-30 dB).
         public var minimumGain = 0.03
+        /// The margin while the near end does not dominate (AEC3's two suppressor tunings, normal
+        /// and near end); under 1, a band's residual under the broadband leak is lowered too.
+        public var echoAloneMargin = 0.7
+        /// The near end dominates a block whose linear output is this many times the residual the
+        /// broadband leak expects (a power ratio, about 8 dB) ...
+        public var nearEndRatio = 6.0
+        /// ... and for this long after it, seconds.
+        public var nearEndHoldSeconds = 0.25
         /// A block is echo alone when its capture is this many times the canceller's output (10 dB) ...
         public var echoAloneRatio = 10.0
         /// ... and its echo estimate's mean power (full scale 1) is over this (-70 dBFS).
@@ -47,6 +55,9 @@ extension VoiceProcessingTuning {
             try c.update(&margin, .margin)
             try c.update(&overestimate, .overestimate)
             try c.update(&minimumGain, .minimumGain)
+            try c.update(&echoAloneMargin, .echoAloneMargin)
+            try c.update(&nearEndRatio, .nearEndRatio)
+            try c.update(&nearEndHoldSeconds, .nearEndHoldSeconds)
             try c.update(&echoAloneRatio, .echoAloneRatio)
             try c.update(&activePower, .activePower)
             try c.update(&floorSeconds, .floorSeconds)
@@ -61,6 +72,9 @@ extension VoiceProcessingTuning {
             try checkTuning(margin, in: 0...100, "distortionSuppressor.margin")
             try checkTuning(overestimate, in: 0...100, "distortionSuppressor.overestimate")
             try checkTuning(minimumGain, in: 0...1, "distortionSuppressor.minimumGain")
+            try checkTuning(echoAloneMargin, in: 0...100, "distortionSuppressor.echoAloneMargin")
+            try checkTuning(nearEndRatio, in: 0...1e6, "distortionSuppressor.nearEndRatio")
+            try checkTuning(nearEndHoldSeconds, in: 0...60, "distortionSuppressor.nearEndHoldSeconds")
             try checkTuning(echoAloneRatio, in: 0...1e6, "distortionSuppressor.echoAloneRatio")
             try checkTuning(activePower, in: 0...1, "distortionSuppressor.activePower")
             try checkTuning(floorSeconds, in: 0.01...60, "distortionSuppressor.floorSeconds")
