@@ -231,9 +231,9 @@ extension VoiceProcessingTuning {
         /// Linear ERLE over which the canceller clearly removes an echo (present), dB.
         public var presentERLEDB = 10.0
         /// Estimator hops in a row without a confident peak for absent.
-        public var absentHops = 6
+        public var absentHops = 3
         /// Far-end activity those hops must span, seconds.
-        public var absentFarSeconds = 0.5
+        public var absentFarSeconds = 0.25
         /// The same once an echo has been seen since the last reset, seconds (hops: as many as fit).
         public var absentFarSecondsAfterEcho = 10.0
         /// Linear ERLE under which the canceller removes nothing (absent allowed), dB.

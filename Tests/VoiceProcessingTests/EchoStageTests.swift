@@ -126,6 +126,19 @@ struct EchoStageTests {
         #expect(!stage.isHoldingEcho)
     }
 
+    @Test("An echo-free call is judged so by 1.3 s: a near end that talks early is held back for a moment, not a second")
+    func noEchoPathSoon() throws {
+        // The estimator's first hop comes about 0.9 s in; three hops without a peak (0.25 s of
+        // far-end activity) decide, where six took past 1.5 s and cost early talkers 0.4 to 1.2
+        // PESQ-WB (20 echo-free talker pairs, `Tools/scoring/sweep.py`).
+        let canceller = RecordingCanceller(blockSize: Self.block, gain: -1)
+        let (stage, scratch) = Self.stage(canceller, gated: true)
+        let far = VPSignals.pcm(try VPSignals.speech(Fixtures.englishFemale, seconds: 1.3))
+        let capture = VPSignals.pcm(Tone.noise(count: far.count, rms: 0.03, seed: 4))
+        _ = Self.run(stage, scratch, render: far, capture: capture)
+        #expect(stage.echoPath.state == .absent)
+    }
+
     @Test("restart() starts over: history silent, canceller reset, counting from zero")
     func restart() {
         let canceller = RecordingCanceller(blockSize: Self.block, gain: 0.5)

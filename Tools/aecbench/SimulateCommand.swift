@@ -34,6 +34,8 @@ struct SimulateCommand: ParsableCommand {
     var enrDB = 40.0
     @Option(name: .customLong("path-change-s"), help: "Time of an echo-path change (the loudspeaker moves), in seconds.")
     var pathChangeS: Double?
+    @Flag(name: .customLong("no-echo-path"), help: "No echo reaches the microphone (a headset, or a far end played on another device).")
+    var noEchoPath = false
     @Option(help: "Seed for the room geometry and the noise.")
     var seed: UInt64 = 1
     @Option(name: .customLong("out-dir"), help: "Folder for the WAV files and scenario.json.")
@@ -71,6 +73,7 @@ struct SimulateCommand: ParsableCommand {
                                            nonlinearity: nonlinear, signalToEchoDB: serDB, echoToNoiseDB: enrDB,
                                            pathChangeTime: pathChangeS, doubleTalk: nearSpeech == nil ? nil : try parsedDoubleTalk(),
                                            seed: seed)
+        config.hasEchoPath = !noEchoPath
         if let rir {
             config.room = .impulseResponse(try ScenarioFiles.load(rir, rate: rate))
         } else {

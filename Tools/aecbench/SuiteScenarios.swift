@@ -58,6 +58,11 @@ struct SuiteScenario {
             $0.signalToEchoDB = -6
         },
         SuiteScenario(name: "loudnear", summary: "base, near end 10 dB above the echo (SER +10 dB)") { $0.signalToEchoDB = 10 },
+        // The test set's base differs from the tuning set's in its far ends (narrowband) and its
+        // room (RT60 0.45 s); each of these changes one of the two on the tuning set's talkers.
+        SuiteScenario(name: "basenb", summary: "base with a narrowband far end (through 8 kHz and back)",
+                      narrowbandFar: true) { _ in },
+        SuiteScenario(name: "midroom", summary: "base in a room of RT60 0.5 s") { $0.room = .shoebox(rt60: 0.5) },
         SuiteScenario(name: "longtail", summary: "base in a reverberant room (RT60 0.8 s)") { $0.room = .shoebox(rt60: 0.8) },
         // The echo's delay moves within the call, as through `pulse` on pipewire-pulse.
         SuiteScenario(name: "pulsebursts", summary: "base, the echo's delay moves by 5-60 ms every 1.5-4 s from 3 s on (a stream in bursts)") {

@@ -4,7 +4,7 @@
 Usage (from the repository root, after `swift build -c release --product aecbench` and
 `Tools/score` has made the venv):
 
-    .venv/bin/python Tools/scoring/sweep.py [--only drift100,drift-100] [--seeds 2,4] [--out-dir out/sweep] [--mos]
+    .venv/bin/python Tools/scoring/sweep.py [--only drift100,drift-100] [--seeds 2,4] [--out-dir out/sweep] [--mos] [--tuning FILE]
 
 Each variant changes one thing from the suite's base scenario (RT60 0.3 s, 5 ms delay, SER 0 dB,
 ENR 40 dB, double talk 8-14 s). Seed n pairs the far and near talkers differently from the suite
@@ -17,9 +17,12 @@ import argparse
 import json
 import os
 import subprocess
+import wave
 
 SPEECH = "Tests/Fixtures/speech/"
 AECBENCH = ".build/release/aecbench"
+VOICES = ["en_f_congrats_16k.wav", "en_f_echotest_16k.wav", "en_m_librivox_16k.wav", "fr_f_congrats_16k.wav",
+          "fr_f_msginstruct_16k.wav"]
 PAIRS = [("fr_f_msginstruct_16k.wav", "en_m_librivox_16k.wav"),
          ("en_m_librivox_16k.wav", "en_f_echotest_16k.wav"),
          ("fr_f_congrats_16k.wav", "en_f_congrats_16k.wav")]
@@ -36,6 +39,7 @@ VARIANTS = {
     "early_dt": ["--double-talk", "1,5"], "early_dt2": ["--double-talk", "2,6"],
     "early_dt_delay150": ["--double-talk", "1,5", "--delay-ms", "150"],
     "rate48k": ["--rate", "48000"],
+    "echofree": ["--no-echo-path", "--double-talk", "1,19"],
 }
 KEYS = ["erle_db", "linear_erle_db", "pesq", "post_double_talk_erle_db", "convergence_s",
         "estimated_delay_ms", "estimated_drift_ppm", "canceller_resets", "aecmos_echo_st", "aecmos_deg_dt"]
@@ -47,6 +51,9 @@ def main():
     parser.add_argument("--seeds", default="2,4")
     parser.add_argument("--out-dir", default="out/sweep")
     parser.add_argument("--mos", action="store_true", help="also score AECMOS (slower)")
+    parser.add_argument("--all-pairs", action="store_true",
+                        help="every ordered pair of the tuning voices per seed, not one pair per seed")
+    parser.add_argument("--tuning", help="CallAudio's tuning, JSON (aecbench process --tuning)")
     args = parser.parse_args()
     only = [v for v in args.only.split(",") if v]
     unknown = [v for v in only if v not in VARIANTS]
@@ -54,25 +61,56 @@ def main():
         parser.error(f"unknown variants {unknown}; known: {', '.join(VARIANTS)}")
     os.makedirs(args.out_dir, exist_ok=True)
     results = open(os.path.join(args.out_dir, "results.jsonl"), "a")
+    losses = []
     for name, options in VARIANTS.items():
         if only and name not in only:
             continue
         for seed in (int(s) for s in args.seeds.split(",")):
-            far, near = PAIRS[seed % len(PAIRS)]
-            folder = os.path.join(args.out_dir, f"{name}_seed{seed}")
-            subprocess.run([AECBENCH, "simulate", "--far", SPEECH + far, "--near", SPEECH + near,
-                            "--seed", str(seed), "--out-dir", folder] + options, check=True, capture_output=True)
-            row = {"variant": name, "seed": seed, "far": far, "near": near}
-            for engine in ["callaudio", "speex"]:
-                run = subprocess.run([AECBENCH, "process", "--far", f"{folder}/far.wav", "--mic", f"{folder}/mic.wav",
-                                      "--out", f"{folder}/out_{engine}.wav", "--engine", engine, "--pesq", "--json"]
-                                     + (["--mos"] if args.mos else []),
-                                     capture_output=True, text=True, check=True)
-                metrics = json.loads(run.stdout.strip().splitlines()[-1])
-                row[engine] = {k: metrics.get(k) for k in KEYS}
-            results.write(json.dumps(row) + "\n")
-            results.flush()
-            print(line(row, args.mos), flush=True)
+            pairs = ([(f, n) for f in VOICES for n in VOICES if f != n] if args.all_pairs
+                     else [PAIRS[seed % len(PAIRS)]])
+            for far, near in pairs:
+                folder = os.path.join(args.out_dir, f"{name}_seed{seed}" + (f"_{far[:-8]}_{near[:-8]}" if args.all_pairs else ""))
+                row = run(name, options, seed, far, near, folder, args)
+                results.write(json.dumps(row) + "\n")
+                results.flush()
+                print(line(row, args.mos), flush=True)
+                c = row["callaudio"]
+                if c.get("pesq_far_silent") is not None and c.get("pesq") is not None:
+                    losses.append(c["pesq_far_silent"] - c["pesq"])
+    if losses:
+        print(f"echo-free runs: {len(losses)}, CallAudio's PESQ-WB under its far-end-silent score by "
+              f"{sum(losses) / len(losses):.2f} on average, by over 0.3 in {sum(x > 0.3 for x in losses)}")
+
+
+def run(name, options, seed, far, near, folder, args):
+    """Simulates one scenario and runs both engines on it; with no echo path, CallAudio also
+    with the far end silent (the PESQ-WB the near end keeps when nothing plays)."""
+    subprocess.run([AECBENCH, "simulate", "--far", SPEECH + far, "--near", SPEECH + near,
+                    "--seed", str(seed), "--out-dir", folder] + options, check=True, capture_output=True)
+    row = {"variant": name, "seed": seed, "far": far, "near": near}
+    for engine in ["callaudio", "speex"]:
+        row[engine] = process(folder, f"{folder}/far.wav", engine, args)
+    if "--no-echo-path" in options:
+        silent = f"{folder}/far_silent.wav"
+        with wave.open(f"{folder}/far.wav") as w:
+            params, frames = w.getparams(), w.getnframes()
+        with wave.open(silent, "wb") as w:
+            w.setparams(params)
+            w.writeframes(bytes(frames * params.sampwidth * params.nchannels))
+        row["callaudio"]["pesq_far_silent"] = process(folder, silent, "callaudio", args, mos=False)["pesq"]
+    return row
+
+
+def process(folder, far, engine, args, mos=None):
+    """One engine's metrics on the scenario in `folder`, with `far` as the far end."""
+    mos = args.mos if mos is None else mos
+    run = subprocess.run([AECBENCH, "process", "--far", far, "--mic", f"{folder}/mic.wav", "--scenario", folder,
+                          "--out", f"{folder}/out_{engine}.wav", "--engine", engine, "--pesq", "--json"]
+                         + (["--mos"] if mos else [])
+                         + (["--tuning", args.tuning] if args.tuning and engine == "callaudio" else []),
+                         capture_output=True, text=True, check=True)
+    metrics = json.loads(run.stdout.strip().splitlines()[-1])
+    return {k: metrics.get(k) for k in KEYS}
 
 
 def line(row, mos=False):
@@ -82,8 +120,9 @@ def line(row, mos=False):
     def scores(m):
         return f" MOS echo {f(m['aecmos_echo_st'])} deg {f(m['aecmos_deg_dt'])}" if mos else ""
     c, s = row["callaudio"], row["speex"]
-    return (f"{row['variant']:13s} seed {row['seed']}  CallAudio ERLE {f(c['erle_db'])} lin {f(c['linear_erle_db'])}"
-            f" PESQ {f(c['pesq'])}{scores(c)} ppm {f(c['estimated_drift_ppm'])} resets {c['canceller_resets']}"
+    silent = f" (far silent {f(c['pesq_far_silent'])})" if "pesq_far_silent" in c else ""
+    return (f"{row['variant']:13s} seed {row['seed']} {row['far'][:-8]}/{row['near'][:-8]}  CallAudio ERLE {f(c['erle_db'])} lin {f(c['linear_erle_db'])}"
+            f" PESQ {f(c['pesq'])}{silent}{scores(c)} ppm {f(c['estimated_drift_ppm'])} resets {c['canceller_resets']}"
             f"  |  SpeexDSP ERLE {f(s['erle_db'])} lin {f(s['linear_erle_db'])} PESQ {f(s['pesq'])}{scores(s)}")
 
 
