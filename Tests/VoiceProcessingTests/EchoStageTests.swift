@@ -108,14 +108,18 @@ struct EchoStageTests {
         #expect(stage.resets == 1 && canceller.resets == 1)
     }
 
+    /// A gated stage run on `seconds` of far-end speech over a capture of noise alone; the
+    /// canceller inverts the capture, so it removes nothing (0 dB) and its output is far from it.
+    private static func echoFree(seconds: Double) throws -> (EchoStage, capture: [Int16], output: [Int16]) {
+        let (stage, scratch) = Self.stage(RecordingCanceller(blockSize: block, gain: -1), gated: true)
+        let far = VPSignals.pcm(try VPSignals.speech(Fixtures.englishFemale, seconds: seconds))
+        let capture = VPSignals.pcm(Tone.noise(count: far.count, rms: 0.03, seed: 4))
+        return (stage, capture, Self.run(stage, scratch, render: far, capture: capture))
+    }
+
     @Test("With no echo path the capture goes on through the DC notch, not through the canceller")
     func noEchoPathPassesCapture() throws {
-        // The canceller inverts the capture: it removes nothing (0 dB), and its output is far from the capture.
-        let canceller = RecordingCanceller(blockSize: Self.block, gain: -1)
-        let (stage, scratch) = Self.stage(canceller, gated: true)
-        let far = VPSignals.pcm(try VPSignals.speech(Fixtures.englishFemale, seconds: 4))
-        let capture = VPSignals.pcm(Tone.noise(count: far.count, rms: 0.03, seed: 4))
-        let output = Self.run(stage, scratch, render: far, capture: capture)
+        let (stage, capture, output) = try Self.echoFree(seconds: 4)
         #expect(stage.echoPath.state == .absent)
         var notch = DCNotch(sampleRate: 16000)
         var notched = capture
@@ -131,11 +135,7 @@ struct EchoStageTests {
         // The estimator's first hop comes about 0.9 s in; three hops without a peak (0.25 s of
         // far-end activity) decide, where six took past 1.5 s and cost early talkers 0.4 to 1.2
         // PESQ-WB (20 echo-free talker pairs, `Tools/scoring/sweep.py`).
-        let canceller = RecordingCanceller(blockSize: Self.block, gain: -1)
-        let (stage, scratch) = Self.stage(canceller, gated: true)
-        let far = VPSignals.pcm(try VPSignals.speech(Fixtures.englishFemale, seconds: 1.3))
-        let capture = VPSignals.pcm(Tone.noise(count: far.count, rms: 0.03, seed: 4))
-        _ = Self.run(stage, scratch, render: far, capture: capture)
+        let (stage, _, _) = try Self.echoFree(seconds: 1.3)
         #expect(stage.echoPath.state == .absent)
     }
 
