@@ -4,7 +4,7 @@
 Usage (from the repository root, after `swift build -c release --product aecbench` and
 `Tools/score` has made the venv):
 
-    .venv/bin/python Tools/scoring/sweep.py [--only drift100,drift-100] [--seeds 2,4] [--out-dir out/sweep] [--mos] [--tuning FILE]
+    .venv/bin/python Tools/scoring/sweep.py [--only drift100,drift-100] [--seeds 2,4] [--out-dir out/sweep] [--mos] [--all-pairs] [--tuning FILE]
 
 Each variant changes one thing from the suite's base scenario (RT60 0.3 s, 5 ms delay, SER 0 dB,
 ENR 40 dB, double talk 8-14 s). Seed n pairs the far and near talkers differently from the suite
@@ -21,11 +21,10 @@ import wave
 
 SPEECH = "Tests/Fixtures/speech/"
 AECBENCH = ".build/release/aecbench"
-VOICES = ["en_f_congrats_16k.wav", "en_f_echotest_16k.wav", "en_m_librivox_16k.wav", "fr_f_congrats_16k.wav",
-          "fr_f_msginstruct_16k.wav"]
 PAIRS = [("fr_f_msginstruct_16k.wav", "en_m_librivox_16k.wav"),
          ("en_m_librivox_16k.wav", "en_f_echotest_16k.wav"),
          ("fr_f_congrats_16k.wav", "en_f_congrats_16k.wav")]
+VOICES = sorted({voice for pair in PAIRS for voice in pair})
 VARIANTS = {
     "base": [],
     "rt60_0.1": ["--rt60", "0.1"], "rt60_0.6": ["--rt60", "0.6"], "rt60_0.9": ["--rt60", "0.9"],
@@ -69,7 +68,7 @@ def main():
             pairs = ([(f, n) for f in VOICES for n in VOICES if f != n] if args.all_pairs
                      else [PAIRS[seed % len(PAIRS)]])
             for far, near in pairs:
-                folder = os.path.join(args.out_dir, f"{name}_seed{seed}" + (f"_{far[:-8]}_{near[:-8]}" if args.all_pairs else ""))
+                folder = os.path.join(args.out_dir, f"{name}_seed{seed}" + (f"_{talker(far)}_{talker(near)}" if args.all_pairs else ""))
                 row = run(name, options, seed, far, near, folder, args)
                 results.write(json.dumps(row) + "\n")
                 results.flush()
@@ -89,7 +88,7 @@ def run(name, options, seed, far, near, folder, args):
                     "--seed", str(seed), "--out-dir", folder] + options, check=True, capture_output=True)
     row = {"variant": name, "seed": seed, "far": far, "near": near}
     for engine in ["callaudio", "speex"]:
-        row[engine] = process(folder, f"{folder}/far.wav", engine, args)
+        row[engine] = process(folder, f"{folder}/far.wav", engine, args, args.mos)
     if "--no-echo-path" in options:
         silent = f"{folder}/far_silent.wav"
         with wave.open(f"{folder}/far.wav") as w:
@@ -101,9 +100,12 @@ def run(name, options, seed, far, near, folder, args):
     return row
 
 
-def process(folder, far, engine, args, mos=None):
+def talker(wav):
+    return wav.removesuffix("_16k.wav")
+
+
+def process(folder, far, engine, args, mos):
     """One engine's metrics on the scenario in `folder`, with `far` as the far end."""
-    mos = args.mos if mos is None else mos
     run = subprocess.run([AECBENCH, "process", "--far", far, "--mic", f"{folder}/mic.wav", "--scenario", folder,
                           "--out", f"{folder}/out_{engine}.wav", "--engine", engine, "--pesq", "--json"]
                          + (["--mos"] if mos else [])
@@ -121,7 +123,7 @@ def line(row, mos=False):
         return f" MOS echo {f(m['aecmos_echo_st'])} deg {f(m['aecmos_deg_dt'])}" if mos else ""
     c, s = row["callaudio"], row["speex"]
     silent = f" (far silent {f(c['pesq_far_silent'])})" if "pesq_far_silent" in c else ""
-    return (f"{row['variant']:13s} seed {row['seed']} {row['far'][:-8]}/{row['near'][:-8]}  CallAudio ERLE {f(c['erle_db'])} lin {f(c['linear_erle_db'])}"
+    return (f"{row['variant']:13s} seed {row['seed']} {talker(row['far'])}/{talker(row['near'])}  CallAudio ERLE {f(c['erle_db'])} lin {f(c['linear_erle_db'])}"
             f" PESQ {f(c['pesq'])}{silent}{scores(c)} ppm {f(c['estimated_drift_ppm'])} resets {c['canceller_resets']}"
             f"  |  SpeexDSP ERLE {f(s['erle_db'])} lin {f(s['linear_erle_db'])} PESQ {f(s['pesq'])}{scores(s)}")
 
