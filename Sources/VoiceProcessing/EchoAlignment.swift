@@ -8,7 +8,11 @@ import DSP
 /// filter can cancel). Sources, in order of trust:
 ///
 /// 1. a confirmed delay-estimator measurement (two agreeing hops with a clear peak);
-/// 2. the device delay the I/O layer reports, smoothed (before the estimator has locked);
+/// 2. the device delay the I/O layer reports, smoothed (before the estimator has locked); once
+///    it has, a step of the report is followed only when the echo moved with it (when
+///    ``testsDeviceSteps``: the stage tests it against the canceller's prediction, or leaves
+///    it to the estimator), since some servers' reports wander by tens of milliseconds while
+///    the echo stays;
 /// 3. zero (or ``interpolationFloor`` when drift may be followed).
 ///
 /// Small movements of the echo inside the tail are left to the canceller, which tracks them
@@ -60,6 +64,11 @@ final class EchoAlignment {
     /// The last confirmed echo delay (raw streams), and whether the estimator has locked.
     private(set) var echoDelay: Double?
     private var candidate: Double?
+    /// Whether a device step, once the estimator has locked, is held for the stage to test
+    /// against the echo (``pendingDeviceStep``) rather than followed at once.
+    var testsDeviceSteps = false
+    /// The device steps held since the last test, in samples (nil: none).
+    private(set) var pendingDeviceStep: Double?
 
     /// - Parameters:
     ///   - followsDrift: whether ``setSlope(_:at:)`` will be used, so the reference must be
@@ -114,12 +123,12 @@ final class EchoAlignment {
             deviceJumpCount = 0
             let step = reported - current
             deviceDelay = reported
-            // The echo moved with the device: move the estimate and the reference by as much.
-            if let e = echoDelay { echoDelay = e + step }
-            candidate = nil
-            let before = delay(at: time)
-            place(before + step, at: time)
-            return abs(delay(at: time) - before) > resetMove
+            if isLocked && testsDeviceSteps {
+                // The echo has the last word: held until the stage has tested it.
+                pendingDeviceStep = (pendingDeviceStep ?? 0) + step
+                return false
+            }
+            return followDeviceStep(step, at: time)
         }
         deviceJumpCount = 0
         // Jitter of a period or so: follow slowly.
@@ -146,6 +155,7 @@ final class EchoAlignment {
         guard residual < minimumResidual || residual > maximumResidual else { return false }
         let before = delay(at: time)
         place(min(measured - margin, (onset ?? measured) - onsetMargin), at: time)
+        pendingDeviceStep = nil
         return abs(delay(at: time) - before) > resetMove
     }
 
@@ -157,7 +167,22 @@ final class EchoAlignment {
         anchorTime = time
         if let e = echoDelay { echoDelay = e + shift }
         candidate = nil
+        pendingDeviceStep = nil
     }
+
+    /// The echo moved with the device: moves the estimate and the reference by `step` samples.
+    /// Returns whether the reference moved by more than ``resetMove``.
+    private func followDeviceStep(_ step: Double, at time: Int) -> Bool {
+        if let e = echoDelay { echoDelay = e + step }
+        candidate = nil
+        pendingDeviceStep = nil
+        let before = delay(at: time)
+        place(before + step, at: time)
+        return abs(delay(at: time) - before) > resetMove
+    }
+
+    /// Forgets a held device step the echo did not confirm: the report moved, the echo did not.
+    func dropDeviceStep() { pendingDeviceStep = nil }
 
     /// Moves the reference back to where it can be read between samples, if a drift slope is
     /// followed and the reference has come within ``SincKernel/halfTaps`` samples of the
@@ -209,5 +234,6 @@ final class EchoAlignment {
         echoDelay = nil
         candidate = nil
         deviceJumpCount = 0
+        pendingDeviceStep = nil
     }
 }

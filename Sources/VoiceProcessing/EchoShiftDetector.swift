@@ -3,8 +3,8 @@ import DSP
 /// Finds a jump of the echo's delay from the echo the canceller predicts, so the reference can
 /// follow it at once and the canceller keeps what it learned.
 ///
-/// A stream that runs in bursts (the `pulse` ALSA plugin on pipewire-pulse) moves the echo by
-/// tens of milliseconds within a call. The delay estimator sees such a move only once its
+/// A stream that drops or repeats audio moves the echo by tens of milliseconds within a call.
+/// The delay estimator sees such a move only once its
 /// averaged cross-spectrum has forgotten the old delay (about a second), and by then the
 /// canceller's health has called the filter collapsed and reset it, so it learns the room again
 /// from nothing, often just before the next move. But a pure move leaves the room as it was:
@@ -17,7 +17,9 @@ import DSP
 /// ``EchoShift/minimumGainDB`` less of the capture than where it is. That test is what keeps
 /// double talk out: a canceller that mis-adapts to the near end predicts part of it, and the near
 /// end's own periodicity then makes peaks off lag 0 that no move explains. Moving the reference
-/// by exactly as much puts the echo back where the filter has it.
+/// by exactly as much puts the echo back where the filter has it. The same test decides whether
+/// a step of the device's reported delay moved the echo (``confirm(shift:)``): some servers'
+/// reports wander by tens of milliseconds while the echo stays.
 ///
 /// Nothing is learned while the far end is silent, or before the canceller has removed
 /// ``EchoShift/learningERLEDB`` of the echo since it last started over: the prediction is then
@@ -104,10 +106,27 @@ final class EchoShiftDetector {
         agreeing = abs(lag - lastLag) <= 1 ? agreeing + 1 : 1
         lastLag = lag
         guard agreeing >= tuning.confirmBlocks else { return nil }
-        guard let move = refine(lag) else {
+        guard let move = refine(around: lag * factor) else {
             agreeing = 0
             return nil
         }
+        moves += 1
+        reset()
+        return move
+    }
+
+    /// Whether the prediction can ever tell a move of `shift` samples: the canceller has learned
+    /// since it last started over, and the move is within the search.
+    func canTest(shift: Int) -> Bool { hasLearned && abs(shift) <= lags * factor }
+
+    /// Whether the history since the last move is long enough to test one.
+    var isReady: Bool { filled >= warmup }
+
+    /// Tests a move the device reported (a step of its delay): the move refined to a sample if the
+    /// prediction moved by about `shift` leaves ``EchoShift/minimumGainDB`` less of the capture
+    /// than where it is, else nil. Call after ``push(capture:output:farActive:cancellerERLE:)``.
+    func confirm(shift: Int) -> Int? {
+        guard let move = refine(around: shift) else { return nil }
         moves += 1
         reset()
         return move
@@ -196,12 +215,12 @@ final class EchoShiftDetector {
         return lag
     }
 
-    /// The move at the full rate: the best of the lags within a decimated sample of `lag`, over
+    /// The move at the full rate: the best of the shifts within a decimated sample of `shift`, over
     /// the last ``EchoShift/refineMilliseconds``; nil unless the prediction moved by it leaves
     /// ``EchoShift/minimumGainDB`` less of the capture than where it is.
-    private func refine(_ lag: Int) -> Int? {
-        var best = lag * factor, bestSum = -Float.infinity
-        for s in (lag * factor - factor)...(lag * factor + factor) {
+    private func refine(around shift: Int) -> Int? {
+        var best = shift, bestSum = -Float.infinity
+        for s in (shift - factor)...(shift + factor) {
             var sum: Float = 0
             forEachRefined(s) { c, p in sum += c * p }
             if sum > bestSum { bestSum = sum; best = s }

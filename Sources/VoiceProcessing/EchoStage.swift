@@ -46,6 +46,9 @@ final class EchoStage {
     /// Jumps of the echo followed without a restart so far (one seen while there is no echo
     /// path is not followed, and not counted).
     private(set) var echoMoves = 0
+    /// Far-end blocks a held device step is tested over, and those tested so far.
+    private let deviceStepTestBlocks: Int
+    private var deviceStepTests = 0
 
     init(configuration c: VoiceProcessingConfiguration, block: Int, canceller: any EchoCanceller, gated: Bool,
          scratch: ProcessingScratch) {
@@ -68,6 +71,8 @@ final class EchoStage {
         }
         shifts = fixed == nil && t.echoShift.enabled
             ? EchoShiftDetector(blockSize: block, sampleRate: fp, tuning: t.echoShift) : nil
+        alignment.testsDeviceSteps = shifts != nil
+        deviceStepTestBlocks = max(1, Int((t.echoShift.deviceStepTestMilliseconds / 1000 * Double(fp) / Double(block)).rounded()))
         // History for the largest delay the estimator can report, plus a period.
         let maxDelay = (fixed ?? 0) + Double(estimator?.maximumMinimumLag ?? 0) + c.maximumEchoDelaySeconds * Double(fp)
         ring = ReferenceRing(span: Int(maxDelay) + 2 * scratch.capacity)
@@ -140,14 +145,40 @@ final class EchoStage {
     /// average, which still holds the old delay, starts over. The detector takes every block, so
     /// its history has no gap where the echo path was judged absent; only a move with a path is followed.
     private func followMove(at n0: Int) {
-        guard let shifts,
-              let move = shifts.push(capture: scratch.blockIn, output: scratch.blockOut,
-                                     farActive: health.isFarActive, cancellerERLE: health.erleDB),
-              hasEchoPath else { return }
+        guard let shifts else { return }
+        let found = shifts.push(capture: scratch.blockIn, output: scratch.blockOut,
+                                farActive: health.isFarActive, cancellerERLE: health.erleDB)
+        guard let move = found ?? testDeviceStep(shifts), hasEchoPath else { return }
         echoMoves += 1
         alignment.follow(shift: Double(move), at: n0 + block)
         estimator?.forgetAverage()
         health.forgetWindows()
+    }
+
+    /// A step of the device's reported delay the alignment holds once the delay estimator has
+    /// locked: the echo's move if the canceller's prediction moved by it fits the capture, nil
+    /// while untested. Some servers' reports wander by tens of milliseconds while the echo stays
+    /// (the `pulse` plugin on pipewire-pulse), and a reference that followed them moved off the
+    /// echo the canceller had learned. A step is dropped if the echo has not moved with it over
+    /// ``deviceStepTestBlocks`` of far-end activity, or at once when the prediction cannot tell
+    /// (the canceller has not learned, there is no echo path, or the step is beyond the
+    /// detector's search): the delay estimator then finds the echo wherever it went.
+    private func testDeviceStep(_ shifts: EchoShiftDetector) -> Int? {
+        guard let step = alignment.pendingDeviceStep else {
+            deviceStepTests = 0
+            return nil
+        }
+        let shift = Int(step.rounded())
+        guard hasEchoPath, shifts.canTest(shift: shift) else {
+            alignment.dropDeviceStep()
+            return nil
+        }
+        // A move the detector found itself restarts its history (the report may follow it).
+        guard health.isFarActive, shifts.isReady else { return nil }
+        if let move = shifts.confirm(shift: shift) { return move }
+        deviceStepTests += 1
+        if deviceStepTests >= deviceStepTestBlocks { alignment.dropDeviceStep() }
+        return nil
     }
 
     /// The canceller's filter no longer fits the echo (it diverged, or the reference moved): start

@@ -31,7 +31,8 @@ public struct VoiceProcessingStatistics: Sendable, Equatable {
     public var otherAudioGain: Float
     /// Times the canceller was reset: realignments, divergence, detected echo-path changes.
     public var cancellerResets: Int
-    /// Jumps of the echo's delay the reference followed without a reset (a stream that runs in bursts).
+    /// Jumps of the echo's delay the reference followed without a reset (found by the echo shift
+    /// detector, or a step of the device's delay the echo confirmed).
     public var echoMoves: Int
     /// Whether the microphone hears the far end: while it is ``EchoPathState/absent`` the near end
     /// is neither gated nor suppressed.

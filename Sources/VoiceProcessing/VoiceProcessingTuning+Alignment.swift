@@ -296,6 +296,10 @@ extension VoiceProcessingTuning {
         public var refineMilliseconds = 128.0
         /// The linear stage's ERLE from which its prediction is an echo worth following, dB.
         public var learningERLEDB = 6.0
+        /// Far-end activity over which a step of the device's reported delay, once the delay
+        /// estimator has locked, is tested against the echo before it is dropped as the report's
+        /// own wander, ms (with the detector off, steps are followed at once).
+        public var deviceStepTestMilliseconds = 500.0
 
         /// The shipped values.
         public init() {}
@@ -314,6 +318,7 @@ extension VoiceProcessingTuning {
             try c.update(&refineMilliseconds, .refineMilliseconds)
             try c.update(&minimumGainDB, .minimumGainDB)
             try c.update(&learningERLEDB, .learningERLEDB)
+            try c.update(&deviceStepTestMilliseconds, .deviceStepTestMilliseconds)
         }
 
         func validate() throws(VoiceProcessingError) {
@@ -326,6 +331,7 @@ extension VoiceProcessingTuning {
             try checkTuning(refineMilliseconds, in: 16...1000, "echoShift.refineMilliseconds")
             try checkTuning(minimumGainDB, in: 0...60, "echoShift.minimumGainDB")
             try checkTuning(learningERLEDB, in: 0...60, "echoShift.learningERLEDB")
+            try checkTuning(deviceStepTestMilliseconds, in: 0...10000, "echoShift.deviceStepTestMilliseconds")
         }
     }
 }

@@ -7,13 +7,19 @@ import TestSupport
 /// Feeds whole signals through a unit period by period; returns the processed capture.
 private func run(_ unit: VoiceProcessingUnit, far: [Int16], mic: [Int16], period: Int,
                  timing: VoiceProcessingTiming = .zero) -> [Int16] {
+    run(unit, far: far, mic: mic, period: period) { _ in timing }
+}
+
+/// The same, with the timing the I/O layer reports for the period starting at each sample.
+private func run(_ unit: VoiceProcessingUnit, far: [Int16], mic: [Int16], period: Int,
+                 timing: (Int) -> VoiceProcessingTiming) -> [Int16] {
     var out = mic
     let count = min(far.count, mic.count) / period * period
     far.withUnsafeBufferPointer { f in
         out.withUnsafeMutableBufferPointer { o in
             for start in stride(from: 0, to: count, by: period) {
                 unit.process(capture: UnsafeMutableBufferPointer(rebasing: o[start..<(start + period)]),
-                             render: UnsafeBufferPointer(rebasing: f[start..<(start + period)]), timing: timing)
+                             render: UnsafeBufferPointer(rebasing: f[start..<(start + period)]), timing: timing(start))
             }
         }
     }
@@ -134,6 +140,59 @@ struct VoiceProcessingUnitTests {
         // The acoustic 1.2 ms is inside the band: the reference stays at the device delay less the 4 ms margin.
         #expect(abs(stats.referenceDelayMs - 66) < 0.1)
         #expect(stats.cancellerResets == 0)
+    }
+
+    /// Cancels 8 s of echo that comes after 70 ms, or after `movedEcho` ms from 4 s on, with the
+    /// device delay the I/O layer reports for each period's start sample; ERLE over 5 to 8 s.
+    private func cancel(movedEcho: Double? = nil, tuning: VoiceProcessingTuning = .init(),
+                        report: (Int) -> Int) throws -> (erle: Double, stats: VoiceProcessingStatistics) {
+        let unit = try Self.unit { $0.agcEnabled = false; $0.tuning = tuning }
+        let scene = try echoScene(seconds: 8, bulkDelay: 0.07)
+        var echo = scene.echo, mic = scene.mic
+        if let movedEcho {
+            let moved = try echoScene(seconds: 8, bulkDelay: movedEcho / 1000)
+            echo.replaceSubrange((4 * 16000)..., with: moved.echo[(4 * 16000)...])
+            mic.replaceSubrange((4 * 16000)..., with: moved.mic[(4 * 16000)...])
+        }
+        let out = run(unit, far: VPSignals.pcm(scene.far), mic: VPSignals.pcm(mic), period: 320) { start in
+            VoiceProcessingTiming(deviceDelayFrames: report(start))
+        }
+        let tail = (5 * 16000)..<(8 * 16000)
+        return (VPSignals.erle(echo: echo, output: out.map { Float($0) / 32768 }, range: tail), unit.statistics)
+    }
+
+    /// The `pulse` plugin on pipewire-pulse: the held report moves between two values 15 ms
+    /// apart every 1.5 s while the echo stays at 70 ms.
+    @Test("A device report that wanders while the echo stays does not move the reference off the echo")
+    func wanderingDeviceDelay() throws {
+        let wander = { (start: Int) in 1120 + ((start / 24000) % 2 == 1 ? 240 : 0) }
+        let held = try cancel(report: wander)
+        #expect(held.stats.cancellerResets == 0)
+        #expect(held.stats.echoMoves == 0)
+        #expect(abs(held.stats.referenceDelayMs - 66) < 1, "reference at \(held.stats.referenceDelayMs) ms")
+        // Followed as steps of the echo (the detector off), the same reports cost the canceller.
+        var off = VoiceProcessingTuning()
+        off.echoShift.enabled = false
+        let followed = try cancel(tuning: off, report: wander)
+        #expect(held.erle > followed.erle + 3, "ERLE \(held.erle) dB, \(followed.erle) dB following the reports")
+    }
+
+    @Test("A device step the echo makes too is followed, without a reset")
+    func realDeviceStep() throws {
+        // The echo moves from 70 to 85 ms at 4 s; the report follows 0.1 s later.
+        let step = { (start: Int) in start < 4 * 16000 + 1600 ? 1120 : 1360 }
+        // The detector's own search finds the move first,
+        let found = try cancel(movedEcho: 85, report: step)
+        // and with it off (no correlation is that high) the report's step, tested, is followed.
+        var searchOff = VoiceProcessingTuning()
+        searchOff.echoShift.minimumCorrelation = 1
+        let reported = try cancel(movedEcho: 85, tuning: searchOff, report: step)
+        for run in [found, reported] {
+            #expect(run.stats.cancellerResets == 0)
+            #expect(run.stats.echoMoves == 1)
+            #expect(abs(run.stats.referenceDelayMs - 81) < 1, "reference at \(run.stats.referenceDelayMs) ms")
+            #expect(run.erle > 20, "ERLE \(run.erle) dB")
+        }
     }
 
     @Test("A 48 kHz device runs through 16 kHz processing and cancels echo")

@@ -64,8 +64,8 @@ struct SuiteScenario {
                       narrowbandFar: true) { _ in },
         SuiteScenario(name: "midroom", summary: "base in a room of RT60 0.5 s") { $0.room = .shoebox(rt60: 0.5) },
         SuiteScenario(name: "longtail", summary: "base in a reverberant room (RT60 0.8 s)") { $0.room = .shoebox(rt60: 0.8) },
-        // The echo's delay moves within the call, as through `pulse` on pipewire-pulse.
-        SuiteScenario(name: "pulsebursts", summary: "base, the echo's delay moves by 5-60 ms every 1.5-4 s from 3 s on (a stream in bursts)") {
+        // The echo's delay jumps within the call (a stream that drops or repeats audio).
+        SuiteScenario(name: "pulsebursts", summary: "base, the echo's delay moves by 5-60 ms every 1.5-4 s from 3 s on") {
             $0.delayMoves = EchoPathDelayMove.bursts(duration: $0.duration, seed: $0.seed)
         },
     ]

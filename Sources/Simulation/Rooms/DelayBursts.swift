@@ -1,12 +1,10 @@
 import Platform
 
 extension EchoPathDelayMove {
-    /// The echo's delay as a stream that runs in bursts moves it, modelled on the `pulse` ALSA
-    /// plugin on pipewire-pulse as the project's testbed measured it (Docs/performance.md: the
-    /// stream ran in bursts of up to 80 ms, and the delay it reports wanders by up to 20 ms
-    /// around its median): every 1.5 to 4 s the delay the echo sees takes a new value, 0 to
-    /// 60 ms above where it started, in 5 ms steps, and stays there until the next burst. The
-    /// first move comes after 3 s, so a canceller has converged once before the delay moves.
+    /// An echo whose delay jumps within the call, as a stream that drops or repeats audio moves
+    /// it: every 1.5 to 4 s the delay the echo sees takes a new value, 0 to 60 ms above where it
+    /// started, in 5 ms steps, and stays there until the next jump. The first move comes after
+    /// 3 s, so a canceller has converged once before the delay moves.
     ///
     /// - Parameters: `duration`: the stream's length in seconds; `seed`: the schedule's seed.
     /// - Returns: the moves, in time order (each relative to the delay before it).

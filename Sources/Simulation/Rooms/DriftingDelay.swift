@@ -46,8 +46,8 @@ final class DriftingDelay {
         history = InterpolatingRing(minimumCapacity: Int(bulkDelay + self.maximumExcursion) + SincKernel.taps + 2)
     }
 
-    /// Moves the delay by `samples` at once, from the next sample on (a device whose stream
-    /// runs in bursts).
+    /// Moves the delay by `samples` at once, from the next sample on (a stream that drops or
+    /// repeats audio).
     func move(by samples: Double) { slipOffset += samples }
 
     /// The delay in samples that output sample `n` sees.

@@ -24,8 +24,8 @@ public struct EchoPathConfiguration: Sendable, Equatable {
     public var maximumDriftExcursion: Double
     /// Partition size of the convolution in samples (a power of two): bigger is cheaper per sample.
     public var blockSize: Int
-    /// Moves of the delay within the stream, in time order (a device whose stream runs in
-    /// bursts: the echo's delay changes under the canceller); each adds to the delay from then on.
+    /// Moves of the delay within the stream, in time order (a stream that drops or repeats
+    /// audio: the echo's delay changes under the canceller); each adds to the delay from then on.
     public var delayMoves: [EchoPathDelayMove] = []
 
     public init(sampleRate: Int, impulseResponse: [Float], gain: Float = 1, bulkDelay: Double = 0,
