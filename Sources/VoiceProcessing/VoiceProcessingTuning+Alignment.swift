@@ -32,6 +32,9 @@ extension VoiceProcessingTuning {
         public var interpolationFloorHalfKernels = 2.0
         /// How far under the device delay the delay estimator starts its search, ms.
         public var searchBeforeDeviceMilliseconds = 50
+        /// How far the search's start must be from where it is before it moves, ms (every move
+        /// forgets the delay estimator's average).
+        public var searchMoveMilliseconds = 10
 
         /// The shipped values.
         public init() {}
@@ -51,6 +54,7 @@ extension VoiceProcessingTuning {
             try c.update(&deviceSmoothing, .deviceSmoothing)
             try c.update(&interpolationFloorHalfKernels, .interpolationFloorHalfKernels)
             try c.update(&searchBeforeDeviceMilliseconds, .searchBeforeDeviceMilliseconds)
+            try c.update(&searchMoveMilliseconds, .searchMoveMilliseconds)
         }
 
         func validate() throws(VoiceProcessingError) {
@@ -66,6 +70,7 @@ extension VoiceProcessingTuning {
             try checkTuning(deviceSmoothing, in: 0...1, "alignment.deviceSmoothing")
             try checkTuning(interpolationFloorHalfKernels, in: 1...64, "alignment.interpolationFloorHalfKernels")
             try checkTuning(searchBeforeDeviceMilliseconds, in: 0...500, "alignment.searchBeforeDeviceMilliseconds")
+            try checkTuning(searchMoveMilliseconds, in: 0...searchBeforeDeviceMilliseconds, "alignment.searchMoveMilliseconds")
         }
     }
 

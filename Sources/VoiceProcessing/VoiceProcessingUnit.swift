@@ -37,7 +37,7 @@ public final class VoiceProcessingUnit {
     // MARK: I/O-thread state (touched only by `process` and what it calls)
 
     private let adapter: RateAdapter
-    private let echo: EchoStage
+    let echo: EchoStage
     private let postFilter: PostFilter
     private let activity: ActivityTracker
     private let scratch: ProcessingScratch

@@ -1,3 +1,4 @@
+import Foundation
 import AudioAnalysis
 import Simulation
 import Testing
@@ -175,6 +176,39 @@ struct VoiceProcessingUnitTests {
         off.echoShift.enabled = false
         let followed = try cancel(tuning: off, report: wander)
         #expect(held.erle > followed.erle + 3, "ERLE \(held.erle) dB, \(followed.erle) dB following the reports")
+    }
+
+    /// The reports of a real call through `pulse` on pipewire-pulse (68 to 105 ms, 28 moves),
+    /// over an echo that stays at 84.7 ms as it did in that call: when the delay estimator has
+    /// locked (seconds), the ERLE over 3 to 10 s, and the statistics.
+    private func cancelWithRecordedReports(tuning: VoiceProcessingTuning = .init()) throws
+        -> (lockedAt: Double?, erle: Double, stats: VoiceProcessingStatistics) {
+        let text = try String(contentsOfFile: "\(Fixtures.directory)/delay/pipewire-pulse-reports.txt", encoding: .utf8)
+        let reports = text.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { Int($0.split(separator: " ")[1]) }
+        let unit = try Self.unit { $0.agcEnabled = false; $0.tuning = tuning }
+        let acoustic = Point3(1.0, 1.2, 1.1).distance(to: Point3(1.4, 1.3, 1.1)) / 343
+        let scene = try echoScene(seconds: 10, bulkDelay: 0.0847 - acoustic)
+        var lockedAt: Double?
+        let out = run(unit, far: VPSignals.pcm(scene.far), mic: VPSignals.pcm(scene.mic), period: 320) { start in
+            if lockedAt == nil && unit.echo.alignment.isLocked { lockedAt = Double(start) / 16000 }
+            return VoiceProcessingTiming(deviceDelayFrames: reports[min(start / 320, reports.count - 1)])
+        }
+        let erle = VPSignals.erle(echo: scene.echo, output: out.map { Float($0) / 32768 }, range: (3 * 16000)..<(10 * 16000))
+        return (lockedAt, erle, unit.statistics)
+    }
+
+    @Test("A real call's reports from pipewire-pulse: the echo found early and cancelled, without a move or a reset")
+    func recordedPipewirePulseReports() throws {
+        let run = try cancelWithRecordedReports()
+        #expect(run.stats.echoMoves == 0)
+        #expect(run.stats.cancellerResets == 0)
+        #expect(run.erle > 25, "ERLE \(run.erle) dB")
+        let locked = try #require(run.lockedAt)
+        // A search that moved with every creep of the report found the echo only later.
+        var everyMove = VoiceProcessingTuning()
+        everyMove.alignment.searchMoveMilliseconds = 0
+        let moving = try cancelWithRecordedReports(tuning: everyMove)
+        #expect(locked < (moving.lockedAt ?? 10), "locked at \(locked) s, \(moving.lockedAt ?? -1) s with every move")
     }
 
     @Test("A device step the echo makes too is followed, without a reset")
