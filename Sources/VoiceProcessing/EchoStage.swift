@@ -6,8 +6,9 @@ import DSP
 /// For each block of capture (`scratch.blockIn`) the reference is read from the history at the
 /// echo's delay (`EchoAlignment`: the device delay, refined by `DelayEstimator`, with clock drift
 /// from `DriftEstimator` followed by fractional, windowed-sinc reads), and the canceller removes
-/// the echo into `scratch.blockOut` (``cancel()``). `CancellerHealth` watches its input and output
-/// (ERLE, divergence) and `EchoPathDetector` whether there is an echo at all. Then
+/// the echo into `scratch.blockOut` (``cancel()``). `CancellerHealth` watches its input (as it
+/// takes it, through its DC notch: `scratch.notched`, the capture every later stage compares
+/// with) and output (ERLE, divergence) and `EchoPathDetector` whether there is an echo at all. Then
 /// ``protectNearEnd()`` passes the capture on untouched when there is no echo path, and otherwise
 /// lets `EchoGate` hold back the echo the canceller does not remove.
 ///
@@ -28,7 +29,7 @@ final class EchoStage {
     let echoPath: EchoPathDetector
     /// Whether the capture, not the canceller's output, goes on (no echo path).
     private var isPassingCapture = false
-    /// The canceller's own DC notch, for the capture passed on without it.
+    /// SpeexDSP MDF's own DC notch: the capture as the canceller takes it, into `scratch.notched`.
     private var notch: DCNotch
     /// Holds back the echo the canceller does not remove (nil: none).
     private let echoGate: EchoGate?
@@ -121,12 +122,16 @@ final class EchoStage {
     func cancel() {
         let n0 = captureIndex
         lastDelay = readReference(at: n0)
+        // What the canceller removed is measured against the capture as it takes it, through its
+        // DC notch: a converter's DC offset is not echo it removed (measured against the raw
+        // capture, an offset 10 dB over a quiet room's noise read as 11 dB of ERLE, an echo seen).
+        notch.process(scratch.blockIn, into: scratch.notched, count: block)
         canceller.cancel(capture: UnsafeBufferPointer(start: scratch.blockIn, count: block),
                          reference: UnsafeBufferPointer(start: scratch.blockReference, count: block),
                          output: UnsafeMutableBufferPointer(start: scratch.blockOut, count: block))
         // With no echo path the canceller's output is not used (below), so a divergence there
         // does not matter; resetting it would only put it back into its fastest adaptation.
-        if health.update(capture: scratch.blockIn, reference: scratch.blockReference, output: scratch.blockOut) == .diverged
+        if health.update(capture: scratch.notched, reference: scratch.blockReference, output: scratch.blockOut) == .diverged
             && hasEchoPath {
             restartCanceller()
         }
@@ -145,7 +150,7 @@ final class EchoStage {
             // at the start) is placed late and the echo comes before its reference.
             let lead = max(0, (lastDelay - gateLead).rounded(.down))
             ring.read(from: Double(captureIndex) - lead, step: 1, count: block, into: scratch.referenceFloat)
-            echoGate.process(reference: scratch.blockReference, capture: scratch.blockIn, output: scratch.blockOut,
+            echoGate.process(reference: scratch.blockReference, capture: scratch.notched, output: scratch.blockOut,
                              leadingReference: scratch.referenceFloat)
         }
         captureIndex += block
@@ -157,7 +162,7 @@ final class EchoStage {
     /// its history has no gap where the echo path was judged absent; only a move with a path is followed.
     private func followMove(at n0: Int) {
         guard let shifts else { return }
-        let found = shifts.push(capture: scratch.blockIn, output: scratch.blockOut,
+        let found = shifts.push(capture: scratch.notched, output: scratch.blockOut,
                                 farActive: health.isFarActive, cancellerERLE: health.erleDB)
         guard let move = found ?? testDeviceStep(shifts), hasEchoPath else { return }
         echoMoves += 1
@@ -248,8 +253,8 @@ final class EchoStage {
     /// (`aecbench suite`, `echofree`). It keeps running on the side, so the echo-path detector
     /// and the canceller's ERLE still see an echo that appears. Switches crossfade over a block.
     private func passCaptureWithoutEcho() {
-        // The notch runs on every block, so its state has settled whenever it is switched in.
-        notch.process(scratch.blockIn, into: scratch.notched, count: block)
+        // The notch runs on every block (in ``cancel()``), so its state has settled whenever it
+        // is switched in.
         let pass = !hasEchoPath
         guard pass || isPassingCapture else { return }
         if pass == isPassingCapture {

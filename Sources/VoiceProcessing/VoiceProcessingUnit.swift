@@ -116,10 +116,11 @@ public final class VoiceProcessingUnit {
     private func processBlock() {
         echo.cancel()
         adapter.pushLinear(scratch.blockOut)
-        postFilter.analyse(capture: scratch.blockIn, linear: scratch.blockOut)
+        // From here on the capture is the canceller's input as it takes it (through its DC notch).
+        postFilter.analyse(capture: scratch.notched, linear: scratch.blockOut)
         echo.protectNearEnd()
         postFilter.follow(echoPath: echo.hasEchoPath)
-        let speech = postFilter.process(scratch.blockOut, capture: scratch.blockIn, captureEnergy: echo.health.captureEnergy,
+        let speech = postFilter.process(scratch.blockOut, capture: scratch.notched, captureEnergy: echo.health.captureEnergy,
                                         held: echo.isHoldingEcho)
         activity.nearEnd(speech: speech, muted: isInputMuted)
         if isInputMuted { scratch.blockOut.update(repeating: 0, count: adapter.block) }

@@ -85,6 +85,13 @@ struct ScenarioTests {
         #expect(s.clippedSamples == 0)
     }
 
+    @Test("A converter's DC offset is added to the microphone and nothing else")
+    func dcOffset() throws {
+        let plain = try Self.make(seed: 1), offset = try Self.make(seed: 1) { $0.captureDCOffset = 0.01 }
+        #expect(offset.echo == plain.echo && offset.near == plain.near && offset.noise == plain.noise)
+        #expect(zip(offset.mic, plain.mic).allSatisfy { $0 == $1 + 0.01 })
+    }
+
     @Test("Equal seeds repeat a scenario; different seeds do not")
     func seeds() throws {
         let a = try Self.make(seed: 4), b = try Self.make(seed: 4), c = try Self.make(seed: 5)

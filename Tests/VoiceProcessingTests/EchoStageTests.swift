@@ -139,6 +139,24 @@ struct EchoStageTests {
         #expect(stage.echoPath.state == .absent)
     }
 
+    @Test("A DC offset on a microphone with no echo is not echo removed: the path is judged absent, nothing reset")
+    func dcOffsetIsNotEcho() throws {
+        // MDF notches DC out of its input; measured against the capture as it was, a converter's
+        // offset 10 dB over a quiet room's noise read as 10 dB removed, an echo seen.
+        var c = VoiceProcessingConfiguration(maximumFramesPerPeriod: Self.block)
+        c.delay = .automatic
+        let scratch = ProcessingScratch(capacity: 2 * Self.block, block: Self.block)
+        let canceller = try SpeexMDFEchoCanceller(blockSize: Self.block, tailLength: 4096, sampleRate: 16000)
+        let stage = EchoStage(configuration: c, block: Self.block, canceller: canceller, gated: true, scratch: scratch)
+        let far = VPSignals.pcm(try VPSignals.speech(Fixtures.englishFemale, seconds: 4))
+        let capture = VPSignals.pcm(Tone.noise(count: far.count, rms: 0.003, seed: 6).map { $0 + 0.01 })
+        _ = Self.run(stage, scratch, render: far, capture: capture)
+        #expect(stage.echoPath.state == .absent)
+        #expect(stage.resets == 0)
+        let erle = try #require(stage.health.erleDB)
+        #expect(abs(erle) < 1, "ERLE \(erle) dB")
+    }
+
     @Test("restart() starts over: history silent, canceller reset, counting from zero")
     func restart() {
         let canceller = RecordingCanceller(blockSize: Self.block, gain: 0.5)

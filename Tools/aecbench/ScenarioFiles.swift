@@ -29,6 +29,8 @@ struct ScenarioDescription: Codable {
     var echoGain: Double
     /// False when the microphone hears no echo at all (absent in older files: true).
     var hasEchoPath: Bool?
+    /// The microphone's DC offset, full scale (absent: none).
+    var captureDCOffset: Double?
     var seed: UInt64
     var farFile: String?
     var nearFile: String?
@@ -40,7 +42,7 @@ struct ScenarioDescription: Codable {
         case rirFile = "rir_file", bulkDelayMs = "bulk_delay_ms", delayMovesMs = "delay_moves_s_ms", driftPPM = "drift_ppm", nonlinear
         case distortionDB = "distortion_db", serDB = "ser_db", enrDB = "enr_db", pathChangeS = "path_change_s"
         case doubleTalkS = "double_talk_s", farSingleTalkS = "far_single_talk_s", echoGain = "echo_gain"
-        case hasEchoPath = "echo_path", seed
+        case hasEchoPath = "echo_path", captureDCOffset = "capture_dc_offset", seed
         case farFile = "far_file", nearFile = "near_file", clippedSamples = "clipped_samples"
     }
 
@@ -72,6 +74,7 @@ struct ScenarioDescription: Codable {
         farSingleTalkS = s.farSingleTalk.map { [Double($0.lowerBound) / fs, Double($0.upperBound) / fs] }
         echoGain = Double(s.echoGain)
         hasEchoPath = c.hasEchoPath
+        captureDCOffset = c.captureDCOffset == 0 ? nil : Double(c.captureDCOffset)
         seed = c.seed
         self.farFile = farFile
         self.nearFile = nearFile

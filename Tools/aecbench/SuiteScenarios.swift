@@ -64,6 +64,16 @@ struct SuiteScenario {
                       narrowbandFar: true) { _ in },
         SuiteScenario(name: "midroom", summary: "base in a room of RT60 0.5 s") { $0.room = .shoebox(rt60: 0.5) },
         SuiteScenario(name: "longtail", summary: "base in a reverberant room (RT60 0.8 s)") { $0.room = .shoebox(rt60: 0.8) },
+        // A converter's DC offset at the microphone, -40 dBFS (cheap converters without a
+        // highpass; recordings made through them): with an echo, and in an echo-free call.
+        SuiteScenario(name: "dcoffset", summary: "base, a DC offset of -40 dBFS at the microphone") {
+            $0.captureDCOffset = 0.01
+        },
+        SuiteScenario(name: "echofreedc", summary: "echofree with a DC offset of -40 dBFS at the microphone") {
+            $0.hasEchoPath = false
+            $0.doubleTalk = 1..<19
+            $0.captureDCOffset = 0.01
+        },
         // The echo's delay jumps within the call (a stream that drops or repeats audio).
         SuiteScenario(name: "pulsebursts", summary: "base, the echo's delay moves by 5-60 ms every 1.5-4 s from 3 s on") {
             $0.delayMoves = EchoPathDelayMove.bursts(duration: $0.duration, seed: $0.seed)

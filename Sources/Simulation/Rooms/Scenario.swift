@@ -48,6 +48,9 @@ public struct ScenarioConfiguration: Sendable, Equatable {
     /// Moves of the echo's delay during the call (``EchoPathDelayMove``; see
     /// ``EchoPathDelayMove/bursts(duration:seed:)``); none by default.
     public var delayMoves: [EchoPathDelayMove] = []
+    /// A DC offset the microphone's converter adds, in full scale (a cheap converter without a
+    /// highpass, or a recording made through one); none by default.
+    public var captureDCOffset: Float = 0
 
     public init(sampleRate: Int = 16000, duration: Double = 20, room: Room = .shoebox(rt60: 0.3), bulkDelay: Double = 0.005,
                 driftPPM: Double = 0, nonlinearity: LoudspeakerNonlinearity = .none, signalToEchoDB: Double = 0,
@@ -123,7 +126,7 @@ public struct Scenario: Sendable {
     /// The near-end talker at the microphone (zero outside double talk).
     public let near: [Float]
     public let noise: [Float]
-    /// `echo + near + noise`.
+    /// `echo + near + noise`, plus the converter's DC offset.
     public let mic: [Float]
     /// The room response used (before ``echoGain``), and the one after the change.
     public let impulseResponse: [Float]
@@ -173,7 +176,7 @@ public struct Scenario: Sendable {
         var mic = [Float](repeating: 0, count: count)
         var clipped = 0
         for i in 0..<count {
-            mic[i] = echo[i] + near[i] + noise[i]
+            mic[i] = echo[i] + near[i] + noise[i] + c.captureDCOffset
             if abs(mic[i]) >= 1 { clipped += 1 }
         }
         var single: [Range<Int>] = []
