@@ -54,6 +54,10 @@ final class DelayEstimator {
     let fftSize: Int
     /// Smallest lag searched (decimated samples).
     private(set) var lagMinimum = 0
+    /// The search start last asked for (processing samples), and how far a new one must be from
+    /// it before the search moves: every move forgets the average.
+    private var requestedSearchStart: Int?
+    private let searchMove: Int
     /// Averaging factor of the cross-spectrum per hop.
     private let smoothing: Float
     /// Share of the way the running levels move per hop.
@@ -108,9 +112,13 @@ final class DelayEstimator {
     /// - Parameters:
     ///   - processingRate: a multiple of 4 kHz.
     ///   - maximumLag: the longest delay searched above ``lagMinimum``, in seconds.
-    init(processingRate: Int, maximumLag: Double, tuning t: VoiceProcessingTuning.DelayEstimator = .init()) {
+    ///   - searchMove: how far, in processing samples, a new search start must be from the last
+    ///     one asked for before the search moves.
+    init(processingRate: Int, maximumLag: Double, searchMove: Int = 0,
+         tuning t: VoiceProcessingTuning.DelayEstimator = .init()) {
         precondition(processingRate % Self.decimatedRate == 0, "processing rate must be a multiple of 4 kHz")
         self.processingRate = processingRate
+        self.searchMove = searchMove
         factor = processingRate / Self.decimatedRate
         window = t.windowMilliseconds * Self.decimatedRate / 1000
         hop = t.hopMilliseconds * Self.decimatedRate / 1000
@@ -182,8 +190,12 @@ final class DelayEstimator {
     var maximumMinimumLag: Int { ((ringMask + 1) / 2 - window - lagCount) * factor }
 
     /// Moves the search range to start at `delay` processing samples (rounded down to the
-    /// decimated grid), and forgets the averaged cross-spectrum if it moved.
+    /// decimated grid), and forgets the averaged cross-spectrum if it moved. A start within
+    /// `searchMove` of the last one asked for leaves the search where it is: a report that creeps
+    /// or wanders would otherwise keep the average from ever filling.
     func setSearchStart(_ delay: Int) {
+        if let requestedSearchStart, abs(delay - requestedSearchStart) <= searchMove { return }
+        requestedSearchStart = delay
         let lag = max(0, min(delay, maximumMinimumLag)) / factor
         guard lag != lagMinimum else { return }
         lagMinimum = lag
@@ -376,5 +388,6 @@ final class DelayEstimator {
         captureLevel = 0
         forgetAverage()
         shiftTracker.reset()
+        requestedSearchStart = nil
     }
 }

@@ -35,11 +35,8 @@ final class EchoStage {
     private let echoGate: EchoGate?
     /// How far ahead of the reference the echo gate also looks, in samples (40 ms by default).
     private let gateLead: Double
-    /// How far under the device delay the delay estimator starts its search, in samples; where
-    /// it starts (nil before the first report); how far off that must be before it moves.
+    /// How far under the device delay the delay estimator starts its search, in samples.
     private let searchBeforeDevice: Int
-    private var searchStart: Int?
-    private let searchMove: Int
     private let scratch: ProcessingScratch
     /// Capture samples (processing rate) consumed into blocks so far.
     private(set) var captureIndex = 0
@@ -66,9 +63,9 @@ final class EchoStage {
         alignment = EchoAlignment(sampleRate: fp, fixedDelay: fixed, followsDrift: c.compensatesDrift, tuning: t.alignment,
                                   confident: t.delayEstimator.confidentZScore)
         searchBeforeDevice = t.alignment.searchBeforeDeviceMilliseconds * fp / 1000
-        searchMove = t.alignment.searchMoveMilliseconds * fp / 1000
         if fixed == nil {
-            estimator = DelayEstimator(processingRate: fp, maximumLag: c.maximumEchoDelaySeconds, tuning: t.delayEstimator)
+            estimator = DelayEstimator(processingRate: fp, maximumLag: c.maximumEchoDelaySeconds,
+                                       searchMove: t.alignment.searchMoveMilliseconds * fp / 1000, tuning: t.delayEstimator)
             drift = c.compensatesDrift ? DriftEstimator(sampleRate: fp, tuning: t.drift) : nil
         } else {
             estimator = nil
@@ -104,17 +101,14 @@ final class EchoStage {
     /// The device's round trip (`deviceDelay` samples at the processing rate): the echo is
     /// searched from a little under it (50 ms by default), or under the echo once the estimator
     /// has found it there, if that is earlier (a report that wanders above the echo must not
-    /// leave it out). The search moves only once it is ``searchMove`` off, since every move
-    /// forgets the estimator's average: a smoothed report that creeps, or one that wanders (the
-    /// `pulse` plugin on pipewire-pulse), moved it 7 to 15 times in a 10 s call, and the
+    /// leave it out). The estimator moves its search only once the start is
+    /// `alignment.searchMoveMilliseconds` off: a smoothed report that creeps, or one that wanders
+    /// (the `pulse` plugin on pipewire-pulse), moved it 7 to 15 times in a 10 s call, and the
     /// estimator found nothing for a quarter of a second after each.
     func updateDevice(delay deviceDelay: Double) {
         alignment.updateDevice(delay: deviceDelay, at: captureIndex)
         guard let estimator, let device = alignment.deviceDelay else { return }
-        let start = Int(min(device, alignment.echoDelay ?? device)) - searchBeforeDevice
-        if let searchStart, abs(start - searchStart) <= searchMove { return }
-        estimator.setSearchStart(start)
-        searchStart = start
+        estimator.setSearchStart(Int(min(device, alignment.echoDelay ?? device)) - searchBeforeDevice)
     }
 
     /// Cancels the echo in `scratch.blockIn` into `scratch.blockOut` (the linear output), and
@@ -276,7 +270,6 @@ final class EchoStage {
         estimator?.reset()
         drift?.reset()
         alignment.reset()
-        searchStart = nil
         health.reset()
         echoPath.reset()
         isPassingCapture = false

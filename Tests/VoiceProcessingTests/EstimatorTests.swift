@@ -236,4 +236,23 @@ struct EstimatorTests {
         fixed.updateDevice(delay: 1600, at: 0)
         #expect(fixed.delay(at: 0) == 480)
     }
+
+    @Test("The search moves only when its start is more than the move away from the last one asked for, and after a reset")
+    func searchStartHysteresis() {
+        // 160 processing samples (10 ms at 16 kHz); the decimated grid is 4 samples.
+        let e = DelayEstimator(processingRate: 16000, maximumLag: 0.5, searchMove: 160)
+        e.setSearchStart(1600)
+        #expect(e.lagMinimum == 400)
+        e.setSearchStart(1760)  // 160 off: stays
+        #expect(e.lagMinimum == 400)
+        e.setSearchStart(1440)
+        #expect(e.lagMinimum == 400)
+        e.setSearchStart(1764)  // 164 off the last asked for: moves
+        #expect(e.lagMinimum == 441)
+        e.setSearchStart(1700)  // measured from 1764, not from where it started
+        #expect(e.lagMinimum == 441)
+        e.reset()
+        e.setSearchStart(1700)
+        #expect(e.lagMinimum == 425)
+    }
 }
