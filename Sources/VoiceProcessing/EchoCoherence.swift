@@ -72,6 +72,10 @@ final class EchoCoherence {
     /// Whether the near end talks, by this test; false until the echo-only level is learned.
     var isNearEnd: Bool { isLearned && coherence < tuning.nearEndRatio * echoLevel }
 
+    /// The same by the test after the release, which needs a deeper fall (an echo that moved
+    /// from its reference lowers the coherence too).
+    var isNearEndOverResidual: Bool { isLearned && coherence < tuning.residualNearEndRatio * echoLevel }
+
     /// Takes the block's capture and aligned reference (16-bit) and updates ``coherence`` over
     /// the last two blocks.
     func update(capture: UnsafePointer<Int16>, reference: UnsafePointer<Int16>) {

@@ -264,7 +264,7 @@ final class EchoGate {
     /// Whether the coherence rules may lower what the canceller leaves: the far end plays, and
     /// the capture's coherence test has learned the room and does not find a talker.
     private var mayLowerResidual: Bool {
-        farEnvelope > farFloor && coherence.isLearned && !coherence.isNearEnd
+        farEnvelope > farFloor && coherence.isLearned && !coherence.isNearEndOverResidual
     }
 
     /// How far a residual coherence lowers the output: 0 at the tuning's `residualStart`, 1 at its `residualFull`.

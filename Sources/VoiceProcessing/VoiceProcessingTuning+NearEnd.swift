@@ -95,8 +95,13 @@ extension VoiceProcessingTuning {
     ///
     /// Thread safety: a value type; safe from any thread.
     public struct Coherence: Sendable, Equatable, Codable {
-        /// The near end talks when the coherence is under this share of the level echo alone reaches.
+        /// The near end talks when the coherence is under this share of the level echo alone
+        /// reaches: in a re-armed hold, which holds back whatever it does not find ...
         public var nearEndRatio = 0.6
+        /// ... and after the release, where a talker it does not find only faces the residual's
+        /// coherence ramp: an echo that moved from its reference lowers the coherence too, and
+        /// what it leaves is then passed as a talker's.
+        public var residualNearEndRatio = 0.4
         /// Echo-alone blocks the level must be learned from before the test speaks.
         public var minimumLearnedBlocks = 50
         /// Blocks the echo-alone level is learned as a running mean, and the learning rate after them.
@@ -118,6 +123,7 @@ extension VoiceProcessingTuning {
             self.init()
             let c = try decoder.tuningContainer(CodingKeys.self)
             try c.update(&nearEndRatio, .nearEndRatio)
+            try c.update(&residualNearEndRatio, .residualNearEndRatio)
             try c.update(&minimumLearnedBlocks, .minimumLearnedBlocks)
             try c.update(&runningMeanBlocks, .runningMeanBlocks)
             try c.update(&learningRate, .learningRate)
@@ -129,6 +135,7 @@ extension VoiceProcessingTuning {
 
         func validate() throws(VoiceProcessingError) {
             try checkTuning(nearEndRatio, in: 0...1, "coherence.nearEndRatio")
+            try checkTuning(residualNearEndRatio, in: 0...1, "coherence.residualNearEndRatio")
             try checkTuning(minimumLearnedBlocks, in: 1...100_000, "coherence.minimumLearnedBlocks")
             try checkTuning(runningMeanBlocks, in: 1...100_000, "coherence.runningMeanBlocks")
             try checkTuning(learningRate, in: 0.0001...1, "coherence.learningRate")
