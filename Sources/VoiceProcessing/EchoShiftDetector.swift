@@ -16,7 +16,10 @@ import DSP
 /// refined to a sample at the full rate, and reported if the prediction moved by it leaves
 /// ``EchoShift/minimumGainDB`` less of the capture than where it is. That test is what keeps
 /// double talk out: a canceller that mis-adapts to the near end predicts part of it, and the near
-/// end's own periodicity then makes peaks off lag 0 that no move explains. Moving the reference
+/// end's own periodicity then makes peaks off lag 0 that no move explains. Under double talk a
+/// true move leaves less than that, the talker being in the capture either way, but it leaves it
+/// at the same move test after test, where pitch peaks wander: ``EchoShift/sustainedTests`` tests
+/// in a row at one move, each with ``EchoShift/sustainedGainDB``, are a move too. Moving the reference
 /// by exactly as much puts the echo back where the filter has it. The same test decides whether
 /// a step of the device's reported delay moved the echo (``confirm(shift:)``): some servers'
 /// reports wander by tens of milliseconds while the echo stays.
@@ -57,6 +60,8 @@ final class EchoShiftDetector {
     private var filled = 0
     /// The move seen in the last block, and in how many blocks in a row.
     private var lastLag = 0, agreeing = 0
+    /// The move the last tests in a row found with at least ``EchoShift/sustainedGainDB``, and how many.
+    private var sustainedMove = 0, sustainedCount = 0
     /// Whether the canceller has removed ``EchoShift/learningERLEDB`` since it started over.
     private var hasLearned = false
     /// Moves reported so far.
@@ -106,13 +111,26 @@ final class EchoShiftDetector {
         agreeing = abs(lag - lastLag) <= 1 ? agreeing + 1 : 1
         lastLag = lag
         guard agreeing >= tuning.confirmBlocks else { return nil }
-        guard let move = refine(around: lag * factor) else {
+        let test = refine(around: lag * factor)
+        guard test.gainDB >= tuning.minimumGainDB || isSustained(test) else {
             agreeing = 0
             return nil
         }
         moves += 1
         reset()
-        return move
+        return test.move
+    }
+
+    /// Counts a test that leaves ``EchoShift/sustainedGainDB`` less at the move the tests before
+    /// it found (within a decimated sample); whether ``EchoShift/sustainedTests`` have in a row.
+    private func isSustained(_ test: (move: Int, gainDB: Double)) -> Bool {
+        guard test.gainDB >= tuning.sustainedGainDB else {
+            sustainedCount = 0
+            return false
+        }
+        sustainedCount = sustainedCount > 0 && abs(test.move - sustainedMove) <= factor ? sustainedCount + 1 : 1
+        sustainedMove = test.move
+        return sustainedCount >= tuning.sustainedTests
     }
 
     /// Whether the prediction can ever tell a move of `shift` samples: the canceller has learned
@@ -126,10 +144,11 @@ final class EchoShiftDetector {
     /// prediction moved by about `shift` leaves ``EchoShift/minimumGainDB`` less of the capture
     /// than where it is, else nil. Call after ``push(capture:output:farActive:cancellerERLE:)``.
     func confirm(shift: Int) -> Int? {
-        guard let move = refine(around: shift) else { return nil }
+        let test = refine(around: shift)
+        guard test.gainDB >= tuning.minimumGainDB else { return nil }
         moves += 1
         reset()
-        return move
+        return test.move
     }
 
     /// The canceller starts over: its prediction is no echo until it has learned again.
@@ -146,6 +165,7 @@ final class EchoShiftDetector {
         filled = 0
         agreeing = 0
         lastLag = 0
+        sustainedCount = 0
     }
 
     /// Appends the block to the full-rate and decimated histories; returns how many decimated
@@ -216,9 +236,9 @@ final class EchoShiftDetector {
     }
 
     /// The move at the full rate: the best of the shifts within a decimated sample of `shift`, over
-    /// the last ``EchoShift/refineMilliseconds``; nil unless the prediction moved by it leaves
-    /// ``EchoShift/minimumGainDB`` less of the capture than where it is.
-    private func refine(around shift: Int) -> Int? {
+    /// the last ``EchoShift/refineMilliseconds``, and how much less of the capture the prediction
+    /// moved by it leaves than where it is, dB.
+    private func refine(around shift: Int) -> (move: Int, gainDB: Double) {
         var best = shift, bestSum = -Float.infinity
         for s in (shift - factor)...(shift + factor) {
             var sum: Float = 0
@@ -228,7 +248,7 @@ final class EchoShiftDetector {
         var left: (moved: Float, staying: Float) = (0, 0)
         forEachRefined(best) { c, p in left.moved += (c - p) * (c - p) }
         forEachRefined(0) { c, p in left.staying += (c - p) * (c - p) }
-        return left.staying >= Float(Math.pow(10, tuning.minimumGainDB / 10)) * left.moved ? best : nil
+        return (best, 10 * Math.log10(Double(max(left.staying, .leastNormalMagnitude) / max(left.moved, .leastNormalMagnitude))))
     }
 
     /// Calls `body` with each capture sample of the refining window and the prediction `shift`

@@ -297,6 +297,13 @@ extension VoiceProcessingTuning {
         /// window, for the move to be followed, dB: a true move with the filter intact leaves
         /// far less; a peak the near end made (double talk) leaves about as much.
         public var minimumGainDB = 6.0
+        /// A move that leaves less than that is still followed once ``sustainedTests`` tests in a
+        /// row, at the same move, each leave this much less, dB: a talker over the echo bounds the
+        /// gain of a true move, and pitch makes peaks off lag 0 that do not hold one lag. At
+        /// ``minimumGainDB`` the rule is off.
+        public var sustainedGainDB = 1.5
+        /// How many tests in a row that takes (each one to two blocks of far-end activity).
+        public var sustainedTests = 8
         /// The full-rate window the move is refined to a sample over, ms.
         public var refineMilliseconds = 128.0
         /// The linear stage's ERLE from which its prediction is an echo worth following, dB.
@@ -322,6 +329,8 @@ extension VoiceProcessingTuning {
             try c.update(&confirmBlocks, .confirmBlocks)
             try c.update(&refineMilliseconds, .refineMilliseconds)
             try c.update(&minimumGainDB, .minimumGainDB)
+            try c.update(&sustainedGainDB, .sustainedGainDB)
+            try c.update(&sustainedTests, .sustainedTests)
             try c.update(&learningERLEDB, .learningERLEDB)
             try c.update(&deviceStepTestMilliseconds, .deviceStepTestMilliseconds)
         }
@@ -335,6 +344,8 @@ extension VoiceProcessingTuning {
             try checkTuning(confirmBlocks, in: 1...1000, "echoShift.confirmBlocks")
             try checkTuning(refineMilliseconds, in: 16...1000, "echoShift.refineMilliseconds")
             try checkTuning(minimumGainDB, in: 0...60, "echoShift.minimumGainDB")
+            try checkTuning(sustainedGainDB, in: 0...minimumGainDB, "echoShift.sustainedGainDB")
+            try checkTuning(sustainedTests, in: 1...1000, "echoShift.sustainedTests")
             try checkTuning(learningERLEDB, in: 0...60, "echoShift.learningERLEDB")
             try checkTuning(deviceStepTestMilliseconds, in: 0...10000, "echoShift.deviceStepTestMilliseconds")
         }
