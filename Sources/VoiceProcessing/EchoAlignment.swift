@@ -170,6 +170,16 @@ final class EchoAlignment {
         pendingDeviceStep = nil
     }
 
+    /// A re-placement (``updateEstimate(delay:onset:confidence:at:)``) at `time` followed a move
+    /// of the echo by `shift` samples, found more exactly by the canceller's prediction: the
+    /// reference goes where it was before, `before`, moved by exactly that, so the canceller's
+    /// filter fits the echo as it did.
+    func settle(shift: Double, from before: Double, at time: Int) {
+        guard fixedDelay == nil else { return }
+        anchorDelay = max(0, before + shift)
+        anchorTime = time
+    }
+
     /// The echo moved with the device: moves the estimate and the reference by `step` samples.
     /// Returns whether the reference moved by more than ``resetMove``.
     private func followDeviceStep(_ step: Double, at time: Int) -> Bool {

@@ -35,6 +35,8 @@ final class EchoShiftDetector {
     private let blockSize: Int
     /// Full-rate samples per decimated sample.
     private let factor: Int
+    /// How close another finding of a move must be to agree with the detector's, in samples.
+    private let agreement: Double
     /// Lags searched on each side, and the least move acted on, in decimated samples.
     private let lags: Int, minimumLag: Int
     /// The running correlation's decay per block.
@@ -72,6 +74,7 @@ final class EchoShiftDetector {
         self.blockSize = blockSize
         factor = max(1, sampleRate / 4000)
         let decimatedRate = Double(sampleRate) / Double(factor)
+        agreement = tuning.agreementMilliseconds / 1000 * Double(sampleRate)
         lags = max(1, Int(tuning.maximumShiftMilliseconds / 1000 * decimatedRate))
         minimumLag = Int((tuning.minimumShiftMilliseconds / 1000 * decimatedRate).rounded(.up))
         decay = Float(Math.exp(-Double(blockSize) / Double(sampleRate) / (tuning.averagingMilliseconds / 1000)))
@@ -131,6 +134,19 @@ final class EchoShiftDetector {
         sustainedCount = sustainedCount > 0 && abs(test.move - sustainedMove) <= factor ? sustainedCount + 1 : 1
         sustainedMove = test.move
         return sustainedCount >= tuning.sustainedTests
+    }
+
+    /// Another finding of a move (the delay estimator's), `other` samples: the move the last
+    /// ``EchoShift/corroboratedTests`` tests or more found in a row, each leaving
+    /// ``EchoShift/sustainedGainDB`` less, if it is within ``EchoShift/agreementMilliseconds`` of
+    /// it, taken as a move and refined to a sample; else nil.
+    func takeCorroboratedMove(near other: Double) -> Int? {
+        guard hasLearned, sustainedCount >= tuning.corroboratedTests,
+              abs(Double(sustainedMove) - other) <= agreement else { return nil }
+        let move = sustainedMove
+        moves += 1
+        reset()
+        return move
     }
 
     /// Whether the prediction can ever tell a move of `shift` samples: the canceller has learned

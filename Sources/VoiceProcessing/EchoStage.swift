@@ -191,6 +191,20 @@ final class EchoStage {
         return nil
     }
 
+    /// The delay estimator re-placed the reference at `time`, from `before`. If the echo moved
+    /// by as much as the shift detector keeps finding, the reference follows the detector's
+    /// move, exact to a sample, and the canceller goes on; otherwise it starts over.
+    private func realign(from before: Double, at time: Int) {
+        let moved = alignment.delay(at: time) - before
+        guard let move = shifts?.takeCorroboratedMove(near: moved) else {
+            restartCanceller()
+            return
+        }
+        echoMoves += 1
+        alignment.settle(shift: Double(move), from: before, at: time)
+        health.forgetWindows()
+    }
+
     /// The canceller's filter no longer fits the echo (it diverged, or the reference moved): start
     /// it over, with the echo gate holding the echo back until it has converged again.
     private func restartCanceller() {
@@ -229,8 +243,9 @@ final class EchoStage {
         echoPath.hop(confidence: e.confidence, cancellerERLE: health.erleDB)
         // Without an echo path a chance peak may move the reference; the canceller's output
         // is not used then, and a real echo's first peak re-places it (and resets) anyway.
+        let before = alignment.delay(at: e.time)
         if alignment.updateEstimate(delay: e.delay, onset: e.onset, confidence: e.confidence, at: e.time) && hasEchoPath {
-            restartCanceller()
+            realign(from: before, at: e.time)
         }
         if let drift, let tracked = e.trackedDelay {
             drift.add(time: e.time, delay: tracked)

@@ -304,6 +304,15 @@ extension VoiceProcessingTuning {
         public var sustainedGainDB = 1.5
         /// How many tests in a row that takes (each one to two blocks of far-end activity).
         public var sustainedTests = 8
+        /// Tests in a row, as for ``sustainedTests``, that make a move when the delay estimator
+        /// finds the echo moved by as much (within ``agreementMilliseconds``) and re-places the
+        /// reference: the two tell of the move apart, and the reference then follows the
+        /// detector's move where the canceller would otherwise start over. Above
+        /// ``sustainedTests`` the rule is off.
+        public var corroboratedTests = 3
+        /// How close the delay estimator's move of the echo must be to such a move for the two to
+        /// agree, ms: the reference then follows the detector's, and the canceller goes on.
+        public var agreementMilliseconds = 3.0
         /// The full-rate window the move is refined to a sample over, ms.
         public var refineMilliseconds = 128.0
         /// The linear stage's ERLE from which its prediction is an echo worth following, dB.
@@ -331,6 +340,8 @@ extension VoiceProcessingTuning {
             try c.update(&minimumGainDB, .minimumGainDB)
             try c.update(&sustainedGainDB, .sustainedGainDB)
             try c.update(&sustainedTests, .sustainedTests)
+            try c.update(&corroboratedTests, .corroboratedTests)
+            try c.update(&agreementMilliseconds, .agreementMilliseconds)
             try c.update(&learningERLEDB, .learningERLEDB)
             try c.update(&deviceStepTestMilliseconds, .deviceStepTestMilliseconds)
         }
@@ -346,6 +357,8 @@ extension VoiceProcessingTuning {
             try checkTuning(minimumGainDB, in: 0...60, "echoShift.minimumGainDB")
             try checkTuning(sustainedGainDB, in: 0...minimumGainDB, "echoShift.sustainedGainDB")
             try checkTuning(sustainedTests, in: 1...1000, "echoShift.sustainedTests")
+            try checkTuning(corroboratedTests, in: 1...1000, "echoShift.corroboratedTests")
+            try checkTuning(agreementMilliseconds, in: 0...maximumShiftMilliseconds, "echoShift.agreementMilliseconds")
             try checkTuning(learningERLEDB, in: 0...60, "echoShift.learningERLEDB")
             try checkTuning(deviceStepTestMilliseconds, in: 0...10000, "echoShift.deviceStepTestMilliseconds")
         }
