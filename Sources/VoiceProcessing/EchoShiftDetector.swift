@@ -107,7 +107,7 @@ final class EchoShiftDetector {
         if let e = cancellerERLE, e >= tuning.learningERLEDB { hasLearned = true }
         guard farActive, hasLearned, filled >= warmup else { return nil }
         accumulate(added)
-        guard let lag = movedPeak() else {
+        guard let (lag, rival) = movedPeak() else {
             agreeing = 0
             return nil
         }
@@ -115,6 +115,10 @@ final class EchoShiftDetector {
         lastLag = lag
         guard agreeing >= tuning.confirmBlocks else { return nil }
         let test = refine(around: lag * factor)
+        // Speech's pitch makes peaks at other lags too; where the window is short of the moved
+        // echo (a far end that starts in it) one of them can top the true move. A rival that
+        // leaves less of the capture makes the move unclear: it waits for more of the echo.
+        if let rival, refine(around: rival * factor).gainDB > test.gainDB { return nil }
         guard test.gainDB >= tuning.minimumGainDB || isSustained(test) else {
             agreeing = 0
             return nil
@@ -231,8 +235,9 @@ final class EchoShiftDetector {
     }
 
     /// The lag the correlation peaks at, in decimated samples from where the canceller has the
-    /// echo, if it has clearly left lag 0.
-    private func movedPeak() -> Int? {
+    /// echo, if it has clearly left lag 0, and the best other peak off lag 0 that reaches
+    /// ``EchoShift/minimumCorrelation`` too, if any.
+    private func movedPeak() -> (lag: Int, rival: Int?)? {
         guard captureEnergy > 0 else { return nil }
         // The normalized correlation, squared with its sign, to leave out a square root per lag.
         func score(_ k: Int) -> Float {
@@ -248,7 +253,14 @@ final class EchoShiftDetector {
         let lag = lags - best
         guard abs(lag) >= max(1, minimumLag), peak >= tuning.minimumCorrelation,
               peak >= tuning.peakOverCurrent * current else { return nil }
-        return lag
+        // Local maxima only, away from the peak and from lag 0.
+        let floor = Float(tuning.minimumCorrelation * tuning.minimumCorrelation)
+        var rival: Int?, rivalScore = floor
+        for k in 1..<(2 * lags) where abs(k - best) > 1 && abs(k - lags) > 1 {
+            let s = score(k)
+            if s >= rivalScore, s >= score(k - 1), s >= score(k + 1) { rival = k; rivalScore = s }
+        }
+        return (lag, rival.map { lags - $0 })
     }
 
     /// The move at the full rate: the best of the shifts within a decimated sample of `shift`, over
