@@ -123,10 +123,11 @@ struct VolumeTestsWithTestbed {
         #expect(session.capturesSilence)
         #expect(session.isActive == overrides)
         _ = try Self.pactl("set-source-mute", "@DEFAULT_SOURCE@", "0")
-        try await Self.waitUntil { !session.capturesSilence }
+        // The notification is posted after the state changes: wait for both.
+        let expected: [AudioSession.Interruption] = overrides ? [] : [.init(type: .began, reason: .builtInMicMuted), .init(type: .ended, options: .shouldResume)]
+        try await Self.waitUntil { !session.capturesSilence && interruptions.withLock { $0.count } >= expected.count }
         #expect(!session.capturesSilence)
-        let seen = interruptions.withLock { $0 }
-        #expect(seen == (overrides ? [] : [.init(type: .began, reason: .builtInMicMuted), .init(type: .ended, options: .shouldResume)]))
+        #expect(interruptions.withLock { $0 } == expected)
         try? session.setActive(false)
     }
 

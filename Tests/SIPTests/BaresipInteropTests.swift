@@ -31,7 +31,7 @@ struct BaresipInteropTests {
 
     /// baresip as alice, configured in `directory`, calling `agent` (bob) at once; it quits after `seconds`.
     static func dialing(_ agent: SIPUserAgent, from directory: TemporaryDirectory, seconds: Int) throws -> ExternalProcess {
-        try configure(directory, user: "alice", port: try freeUDPPort())
+        try configure(directory, user: "alice", port: try freeSIPPort())
         return try ExternalProcess("baresip", [
             "-f", directory.path, "-t", "\(seconds)", "-e", "/dial sip:bob@127.0.0.1:\(agent.localAddress.port)",
         ], directory: directory.path)
@@ -152,7 +152,7 @@ struct BaresipInteropTests {
         defer { directory.remove() }
         let media = try HeldPort()
         defer { withExtendedLifetime(media) {} }  // held until baresip is gone
-        let port = try freeUDPPort()
+        let port = try freeSIPPort()
         try Self.configure(directory, user: "carol", port: port)
         let baresip = try ExternalProcess("baresip", ["-f", directory.path, "-t", "15"], directory: directory.path)
         defer { baresip.stop() }

@@ -223,4 +223,15 @@ final class HeldPort: Sendable {
 func freeUDPPort() throws -> UInt16 {
     try UDPSocket(bindingTo: SocketAddress(host: "127.0.0.1", port: 0)).localAddress.port
 }
+
+/// A port free for UDP and for TCP on 127.0.0.1 at this moment, for a client that listens on both
+/// at the port it is given (baresip): a port free for UDP alone may be a TCP connection's local
+/// port in a test running beside it ("SIP Transport failed: Address already in use").
+func freeSIPPort() throws -> UInt16 {
+    for _ in 0..<100 {
+        let port = try freeUDPPort()
+        if (try? TCPListener(bindingTo: SocketAddress(host: "127.0.0.1", port: port))) != nil { return port }
+    }
+    throw SocketError(code: 98, detail: "no port free for both UDP and TCP")  // EADDRINUSE
+}
 extension RawPeer: HandWrittenPeer {}
