@@ -30,8 +30,10 @@ struct EchoShiftDetectorTests {
 
     /// Feeds the detector block by block with a canceller that predicts the echo as it was, until
     /// a reported move moves its prediction too (as the stage's reference does); the moves, with
-    /// the block they came in.
-    static func run(_ detector: EchoShiftDetector, _ s: (capture: [Int16], echo: [Double]), farActive: Bool = true, cancellerERLE: Double = 20) -> [(block: Int, move: Int)] {
+    /// the block they came in. `afterBlock` is called with each block's index once it is pushed;
+    /// it returns whether to stop.
+    static func run(_ detector: EchoShiftDetector, _ s: (capture: [Int16], echo: [Double]), farActive: Bool = true, cancellerERLE: Double = 20,
+                    afterBlock: (Int) -> Bool = { _ in false }) -> [(block: Int, move: Int)] {
         var moves: [(Int, Int)] = []
         var output = [Int16](repeating: 0, count: block)
         var followed = 0
@@ -48,6 +50,7 @@ struct EchoShiftDetectorTests {
                 moves.append((b, move))
                 followed += move
             }
+            if afterBlock(b) { break }
         }
         return moves
     }
@@ -86,17 +89,9 @@ struct EchoShiftDetectorTests {
         for (other, agrees) in [(-230.0, true), (-300.0, false)] {
             let detector = Self.detector()
             var taken: (block: Int, move: Int)?
-            var output = [Int16](repeating: 0, count: Self.block)
-            for b in 0..<(loud.capture.count / Self.block) where taken == nil {
-                let o = b * Self.block
-                for i in 0..<Self.block {
-                    output[i] = Int16(clamping: Int(loud.capture[o + i]) - Int(Int16(clamping: Int(loud.echo[o + i + Self.lead]))))
-                }
-                let found = loud.capture.withUnsafeBufferPointer { c in
-                    detector.push(capture: c.baseAddress! + o, output: output, farActive: true, cancellerERLE: 20)
-                }
-                if found != nil { break }
+            _ = Self.run(detector, loud) { b in
                 if let move = detector.takeCorroboratedMove(near: other) { taken = (b, move) }
+                return taken != nil
             }
             if agrees {
                 #expect(taken?.move == -240)
